@@ -1,0 +1,180 @@
+package core
+
+import "time"
+
+// OrderStatus is the order state machine. Every transition out of
+// StatusPending is one conditional UPDATE ... WHERE status = 0, so exactly one
+// of payment, timeout, customer cancel, staff cancel and reconcile wins.
+type OrderStatus int
+
+const (
+	StatusPending   OrderStatus = 0
+	StatusPaid      OrderStatus = 1
+	StatusCancelled OrderStatus = 2
+)
+
+func (s OrderStatus) String() string {
+	switch s {
+	case StatusPending:
+		return "pending"
+	case StatusPaid:
+		return "paid"
+	case StatusCancelled:
+		return "cancelled"
+	}
+	return "unknown"
+}
+
+// SeatState is a seat's state in the seat store (Redis).
+type SeatState int
+
+const (
+	SeatAvailable SeatState = 0
+	SeatLocked    SeatState = 1
+	SeatSold      SeatState = 2
+)
+
+func (s SeatState) String() string {
+	switch s {
+	case SeatAvailable:
+		return "available"
+	case SeatLocked:
+		return "locked"
+	case SeatSold:
+		return "sold"
+	}
+	return "unknown"
+}
+
+// Show is one performance with a fixed seat plan.
+type Show struct {
+	ID       int64     `db:"id" json:"id"`
+	Name     string    `db:"name" json:"name"`
+	Venue    string    `db:"venue" json:"venue"`
+	StartsAt time.Time `db:"-" json:"starts_at"`
+	Rows     int       `db:"row_count" json:"rows"`
+	Cols     int       `db:"col_count" json:"cols"`
+}
+
+// Seat is one seat of a show's plan.
+type Seat struct {
+	ShowID     int64  `json:"show_id"`
+	SeatID     string `json:"seat_id"`
+	Row        int    `json:"row"`
+	Col        int    `json:"col"`
+	PriceCents int64  `json:"price_cents"`
+}
+
+// SeatHold is one seat's entry in the seat store. Available seats have no
+// entry; OrderNo and UserID name the holder of a locked or sold seat.
+type SeatHold struct {
+	SeatID   string
+	State    SeatState
+	OrderNo  string
+	UserID   int64
+	LockedAt time.Time
+}
+
+// Order is an order_info row plus its seats.
+type Order struct {
+	OrderNo      string
+	ShowID       int64
+	UserID       int64
+	Status       OrderStatus
+	AmountCents  int64
+	SeatIDs      []string
+	CreatedAt    time.Time
+	ExpireAt     time.Time
+	ClosedAt     time.Time // zero while pending
+	CancelReason string
+	CancelActor  string
+	PaidTxnID    string
+	TimeoutHop   int       // hop number of the latest timeout message sent
+	TimeoutDueAt time.Time // when that message is due
+}
+
+// Event is one line of an order's timeline (order_event).
+type Event struct {
+	ID      int64
+	OrderNo string
+	At      time.Time
+	Kind    string
+	Detail  map[string]any
+}
+
+// Event kinds; the timeline vocabulary shared by the API, console and tests.
+const (
+	EventPlaced            = "placed"
+	EventTimeoutScheduled  = "timeout_scheduled"
+	EventTimeoutSendFailed = "timeout_send_failed"
+	EventTimeoutFired      = "timeout_fired"
+	EventCancelled         = "cancelled"
+	EventPaid              = "paid"
+	EventPaymentDuplicate  = "payment_duplicate"
+	EventDiscrepancy       = "discrepancy"
+	EventAmountMismatch    = "amount_mismatch"
+	EventSeatsReleased     = "seats_released"
+	EventSeatReleaseFailed = "seat_release_failed"
+	EventSeatsSold         = "seats_sold"
+	EventSeatSellFailed    = "seat_sell_failed"
+	EventRepaired          = "repaired"
+)
+
+// Cancel reasons and actors recorded on cancelled orders.
+const (
+	ReasonTimeout       = "timeout"
+	ReasonCustomer      = "customer"
+	ReasonStaff         = "staff"
+	ReasonReconcile     = "reconcile"
+	ActorSystem         = "system"
+	ActorCustomerPrefix = "user:"
+	ActorStaffPrefix    = "staff:"
+)
+
+// Payment is one payment callback as received.
+type Payment struct {
+	TxnID       string
+	OrderNo     string
+	AmountCents int64
+	PaidAt      time.Time
+	ReceivedAt  time.Time
+}
+
+// PaymentResult says what a payment callback did.
+type PaymentResult string
+
+const (
+	PaymentApplied     PaymentResult = "paid"
+	PaymentDuplicate   PaymentResult = "duplicate"
+	PaymentDiscrepancy PaymentResult = "discrepancy"
+)
+
+// Discrepancy kinds: money that arrived but could not be applied.
+const (
+	DiscrepancyPaidAfterCancel = "paid_after_cancel"
+	DiscrepancySecondPayment   = "second_payment"
+	DiscrepancyAmountMismatch  = "amount_mismatch"
+)
+
+// Discrepancy is a payment that lost the race or did not match its order.
+type Discrepancy struct {
+	ID          int64
+	OrderNo     string
+	TxnID       string
+	Kind        string
+	AmountCents int64
+	CreatedAt   time.Time
+	Status      string // open | resolved
+	ResolvedAt  time.Time
+	ResolvedBy  string
+	Note        string
+}
+
+// TimeoutMsg is the body of one delayed timeout message. Hop counts the
+// messages sent for this order (1 = sent at placement).
+type TimeoutMsg struct {
+	OrderNo string    `json:"order_no"`
+	Hop     int       `json:"hop"`
+	DueAt   time.Time `json:"due_at"`
+	TraceID string    `json:"trace_id,omitempty"`
+}

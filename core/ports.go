@@ -1,0 +1,110 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// Clock is the engine's only source of time, so tests can move it.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the wall clock in UTC.
+type SystemClock struct{}
+
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// Store is the system of record (MySQL/MariaDB or SQLite). Reads that need no
+// transaction live here; every multi-row write goes through InTx, so the
+// transaction boundary is always visible in the engine's code.
+type Store interface {
+	// InTx runs fn in one transaction: committed if fn returns nil, rolled
+	// back otherwise. Steps that must run after commit run after InTx returns.
+	InTx(ctx context.Context, fn func(Tx) error) error
+
+	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
+	Shows(ctx context.Context) ([]Show, error)
+	Seats(ctx context.Context, showID int64) ([]Seat, error) // the seat plan, ordered by row, col
+	SeatsByID(ctx context.Context, showID int64, seatIDs []string) ([]Seat, error)
+	Order(ctx context.Context, orderNo string) (Order, error)    // ErrOrderNotFound; with SeatIDs
+	Events(ctx context.Context, orderNo string) ([]Event, error) // oldest first
+	AddEvent(ctx context.Context, ev Event) error                // outside any transaction
+	// ClaimTimeoutHop moves order_info.timeout_hop from→to (and records the
+	// new message's due time) only while the order is pending and still at
+	// from: a duplicate delivery of an old hop then cannot start a second chain.
+	ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int, dueAt time.Time) (bool, error)
+	// TakenSeats is the DB's view of a show's seats: every order_seat row with
+	// its order's status (pending → locked, paid → sold).
+	TakenSeats(ctx context.Context, showID int64) ([]SeatHold, error)
+	Ping(ctx context.Context) error
+}
+
+// Tx is the set of writes the engine makes inside one transaction.
+type Tx interface {
+	InsertOrder(ctx context.Context, o Order) error
+	// InsertOrderSeats fails with ErrSeatUnavailable when UNIQUE(show_id, seat_id)
+	// rejects a row: the DB, not Redis, is the final word on who owns a seat.
+	InsertOrderSeats(ctx context.Context, o Order) error
+	// OrderForUpdate reads an order and locks its row until the transaction ends.
+	OrderForUpdate(ctx context.Context, orderNo string) (Order, error)
+	// TransitionPending is the conditional update every ending goes through:
+	// UPDATE order_info SET status=to ... WHERE order_no=? AND status=0.
+	// It reports whether this caller won.
+	TransitionPending(ctx context.Context, orderNo string, to OrderStatus, t Transition) (bool, error)
+	// DeleteOrderSeats deletes the order's order_seat rows and returns their seat ids.
+	DeleteOrderSeats(ctx context.Context, orderNo string) ([]string, error)
+	// InsertPayment records a payment; false when txn_id was seen before.
+	InsertPayment(ctx context.Context, p Payment) (bool, error)
+	// SetPaymentResult records what the payment did (paid, discrepancy, ...).
+	SetPaymentResult(ctx context.Context, txnID string, result string) error
+	InsertDiscrepancy(ctx context.Context, d Discrepancy) error
+	AddEvent(ctx context.Context, ev Event) error
+}
+
+// Transition carries what a winning conditional update writes besides status.
+type Transition struct {
+	At     time.Time
+	Reason string // cancel reason
+	Actor  string
+	TxnID  string // payment that paid the order
+}
+
+// SeatStore is the fast, derived seat view (Redis). It is never the truth:
+// everything it holds can be rebuilt from the Store.
+type SeatStore interface {
+	// Lock atomically locks every seat for orderNo, or none: it fails with
+	// SeatsUnavailable(seats) or ErrPurchaseLimit (user's locked+sold seats in
+	// the show would exceed limit).
+	Lock(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error
+	// Release frees the seats still locked by orderNo and gives the user's
+	// limit back for them; seats in other states or held by others are left
+	// alone, so releasing twice is harmless. Returns how many were freed.
+	Release(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) (int, error)
+	// MarkSold sets the seats sold to orderNo: the DB already says they are.
+	MarkSold(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) error
+	// Holds returns every non-available seat of the show.
+	Holds(ctx context.Context, showID int64) ([]SeatHold, error)
+	// Replace makes the show's seat state exactly holds (and the purchase
+	// counters what holds imply); used to rebuild from the DB.
+	Replace(ctx context.Context, showID int64, holds []SeatHold) error
+	Ping(ctx context.Context) error
+}
+
+// TimeoutHandler consumes one delivered timeout message.
+type TimeoutHandler func(ctx context.Context, msg TimeoutMsg) error
+
+// DelayQueue delivers timeout messages later, at least once.
+type DelayQueue interface {
+	// Send schedules msg. With level > 0 the queue delivers after the
+	// broker's delay level; with level == 0 after exactly delay.
+	Send(ctx context.Context, msg TimeoutMsg, level int, delay time.Duration) error
+	// Consume starts delivering due messages to h until Close. A handler
+	// error means "deliver again later".
+	Consume(ctx context.Context, h TimeoutHandler) error
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Notifier hears about seat changes after they happen (the live seat map).
+type Notifier interface {
+	SeatsChanged(showID int64, seatIDs []string, state SeatState, orderNo string)
+}

@@ -1,0 +1,39 @@
+// Package testenv finds the real services (MariaDB, Redis, RocketMQ) that
+// tests run against. A test that needs one and cannot find it is skipped on
+// a developer machine but fails when CI is set: CI must never go green
+// without having exercised the real stack.
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// Variables naming the real services; `make test` sets them after
+// `scripts/services.sh up`.
+const (
+	MySQLVar    = "SEATFLOW_TEST_MYSQL"    // mysql://user:pass@tcp(127.0.0.1:3306)/seatflow
+	RedisVar    = "SEATFLOW_TEST_REDIS"    // redis://127.0.0.1:6379/0
+	RocketMQVar = "SEATFLOW_TEST_ROCKETMQ" // rocketmq://127.0.0.1:9876
+)
+
+// MySQL returns the MariaDB URL or skips/fails the test.
+func MySQL(t testing.TB) string { return need(t, MySQLVar) }
+
+// Redis returns the Redis URL or skips/fails the test.
+func Redis(t testing.TB) string { return need(t, RedisVar) }
+
+// RocketMQ returns the RocketMQ name server URL or skips/fails the test.
+func RocketMQ(t testing.TB) string { return need(t, RocketMQVar) }
+
+func need(t testing.TB, name string) string {
+	t.Helper()
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not set: CI must run this test against the real service (run scripts/services.sh up)", name)
+	}
+	t.Skipf("%s is not set; run `make test` (it starts the services) to include this test", name)
+	return ""
+}
