@@ -1,0 +1,546 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Config holds the engine's business rules.
+type Config struct {
+	HoldTTL          time.Duration // how long seats stay held awaiting payment
+	PurchaseLimit    int           // seats one user may hold or own per show; 0 = no limit
+	MaxSeatsPerOrder int
+	Delay            DelayPolicy
+}
+
+// Deps are the engine's adapters. Clock, Logger, Metrics and Notifier may be nil.
+type Deps struct {
+	Store    Store
+	Seats    SeatStore
+	Queue    DelayQueue
+	Clock    Clock
+	Logger   *slog.Logger
+	Metrics  *Metrics
+	Notifier Notifier
+}
+
+// Engine runs the order state machine over its stores.
+type Engine struct {
+	cfg     Config
+	store   Store
+	seats   SeatStore
+	queue   DelayQueue
+	clock   Clock
+	log     *slog.Logger
+	metrics *Metrics
+	notify  Notifier
+}
+
+// NewEngine checks cfg and fills defaults for the optional deps.
+func NewEngine(cfg Config, d Deps) (*Engine, error) {
+	if d.Store == nil || d.Seats == nil || d.Queue == nil {
+		return nil, errors.New("engine: store, seats and queue are required")
+	}
+	if cfg.HoldTTL <= 0 {
+		return nil, fmt.Errorf("engine: hold TTL %v must be positive", cfg.HoldTTL)
+	}
+	if cfg.MaxSeatsPerOrder <= 0 {
+		cfg.MaxSeatsPerOrder = 6
+	}
+	if err := cfg.Delay.Validate(); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e := &Engine{cfg: cfg, store: d.Store, seats: d.Seats, queue: d.Queue,
+		clock: d.Clock, log: d.Logger, metrics: d.Metrics, notify: d.Notifier}
+	if e.clock == nil {
+		e.clock = SystemClock{}
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.metrics == nil {
+		e.metrics = NewMetrics(nil)
+	}
+	if e.notify == nil {
+		e.notify = nopNotifier{}
+	}
+	return e, nil
+}
+
+// Config returns the rules the engine runs with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Store returns the engine's system of record, for read-only views.
+func (e *Engine) Store() Store { return e.store }
+
+type nopNotifier struct{}
+
+func (nopNotifier) SeatsChanged(int64, []string, SeatState, string) {}
+
+// PlaceRequest asks to hold seats for a user.
+type PlaceRequest struct {
+	UserID  int64
+	ShowID  int64
+	SeatIDs []string
+}
+
+var seatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,15}$`)
+
+func (e *Engine) validatePlace(r PlaceRequest) error {
+	switch {
+	case r.UserID <= 0:
+		return Invalidf("user_id must be a positive integer")
+	case r.ShowID <= 0:
+		return Invalidf("show_id must be a positive integer")
+	case len(r.SeatIDs) == 0:
+		return Invalidf("seat_ids must name at least one seat")
+	case len(r.SeatIDs) > e.cfg.MaxSeatsPerOrder:
+		return Invalidf("seat_ids may name at most %d seats", e.cfg.MaxSeatsPerOrder)
+	}
+	seen := make(map[string]bool, len(r.SeatIDs))
+	for _, id := range r.SeatIDs {
+		if !seatIDPattern.MatchString(id) {
+			return Invalidf("seat id %q is not a valid seat id", id)
+		}
+		if seen[id] {
+			return Invalidf("seat id %q is listed twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// Place holds the seats in the seat store, then records the order in one DB
+// transaction, then (only after commit) schedules its timeout. A failed
+// transaction gives the seats back; a failed send does not fail the order:
+// the reconcile sweep ends it when it expires.
+func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
+	if err := e.validatePlace(r); err != nil {
+		return Order{}, err
+	}
+	if _, err := e.store.Show(ctx, r.ShowID); err != nil {
+		return Order{}, err
+	}
+	plan, err := e.store.SeatsByID(ctx, r.ShowID, r.SeatIDs)
+	if err != nil {
+		return Order{}, fmt.Errorf("place: load seats: %w", err)
+	}
+	if len(plan) != len(r.SeatIDs) {
+		return Order{}, Invalidf("unknown seats for show %d: %v", r.ShowID, missingSeats(r.SeatIDs, plan))
+	}
+	now := e.clock.Now()
+	o := Order{
+		OrderNo:    newOrderNo(now),
+		ShowID:     r.ShowID,
+		UserID:     r.UserID,
+		Status:     StatusPending,
+		SeatIDs:    slices.Sorted(slices.Values(r.SeatIDs)),
+		CreatedAt:  now,
+		ExpireAt:   now.Add(e.cfg.HoldTTL),
+		TimeoutHop: 1,
+	}
+	for _, s := range plan {
+		o.AmountCents += s.PriceCents
+	}
+	firstHop := e.cfg.Delay.Plan(e.cfg.HoldTTL)
+	o.TimeoutDueAt = now.Add(firstHop.Delay)
+
+	if err := e.seats.Lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, e.cfg.PurchaseLimit, now); err != nil {
+		e.countRejected(err)
+		return Order{}, err
+	}
+	err = e.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertOrder(ctx, o); err != nil {
+			return err
+		}
+		if err := tx.InsertOrderSeats(ctx, o); err != nil {
+			return err
+		}
+		return tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventPlaced, Detail: map[string]any{
+			"user_id": o.UserID, "show_id": o.ShowID, "seat_ids": o.SeatIDs,
+			"amount_cents": o.AmountCents, "expire_at": o.ExpireAt.Format(time.RFC3339Nano),
+			"trace_id": TraceID(ctx),
+		}})
+	})
+	if err != nil {
+		// Compensation: the order does not exist, so its Redis locks must go.
+		if _, rerr := e.seats.Release(context.WithoutCancel(ctx), o.ShowID, o.UserID, o.OrderNo, o.SeatIDs); rerr != nil {
+			e.metrics.SeatStoreFailure.WithLabelValues("compensate").Inc()
+			e.log.ErrorContext(ctx, "place: releasing seats after a failed transaction", "order_no", o.OrderNo, "err", rerr)
+		}
+		e.countRejected(err)
+		if errors.Is(err, ErrSeatUnavailable) {
+			return Order{}, err
+		}
+		return Order{}, fmt.Errorf("place: record order: %w", err)
+	}
+	e.metrics.OrdersPlaced.Inc()
+	e.notify.SeatsChanged(o.ShowID, o.SeatIDs, SeatLocked, o.OrderNo)
+	// The order is committed: from here on nothing may fail the request.
+	e.sendTimeout(context.WithoutCancel(ctx), o.OrderNo, 1, firstHop, now)
+	return o, nil
+}
+
+func (e *Engine) countRejected(err error) {
+	switch {
+	case errors.Is(err, ErrSeatUnavailable):
+		e.metrics.PlaceRejected.WithLabelValues("seat_unavailable").Inc()
+	case errors.Is(err, ErrPurchaseLimit):
+		e.metrics.PlaceRejected.WithLabelValues("purchase_limit").Inc()
+	}
+}
+
+func missingSeats(want []string, got []Seat) []string {
+	have := make(map[string]bool, len(got))
+	for _, s := range got {
+		have[s.SeatID] = true
+	}
+	var out []string
+	for _, id := range want {
+		if !have[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// newOrderNo is time-ordered (readable, index-friendly) and unguessable.
+func newOrderNo(now time.Time) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "SF" + now.UTC().Format("20060102150405") + hex.EncodeToString(b[:])
+}
+
+// sendTimeout sends hop's message and records the outcome on the timeline.
+// It reports whether the message went out.
+func (e *Engine) sendTimeout(ctx context.Context, orderNo string, hop int, plan DelayPlan, now time.Time) bool {
+	msg := TimeoutMsg{OrderNo: orderNo, Hop: hop, DueAt: now.Add(plan.Delay), TraceID: TraceID(ctx)}
+	if err := e.queue.Send(ctx, msg, plan.Level, plan.Delay); err != nil {
+		e.metrics.TimeoutSendFail.Inc()
+		e.log.ErrorContext(ctx, "timeout message not sent; the expiry sweep will end the order",
+			"order_no", orderNo, "hop", hop, "err", err)
+		e.addEvent(ctx, Event{OrderNo: orderNo, At: now, Kind: EventTimeoutSendFailed,
+			Detail: map[string]any{"hop": hop, "level": plan.Level, "error": err.Error()}})
+		return false
+	}
+	e.metrics.RearmHops.WithLabelValues(fmt.Sprint(plan.Level)).Inc()
+	e.addEvent(ctx, Event{OrderNo: orderNo, At: now, Kind: EventTimeoutScheduled, Detail: map[string]any{
+		"hop": hop, "level": plan.Level, "delay_ms": plan.Delay.Milliseconds(),
+		"due_at": msg.DueAt.Format(time.RFC3339Nano),
+	}})
+	return true
+}
+
+// addEvent writes a timeline entry outside any transaction; losing one is
+// logged, never fatal, because the state it describes is already committed.
+func (e *Engine) addEvent(ctx context.Context, ev Event) {
+	if err := e.store.AddEvent(ctx, ev); err != nil {
+		e.log.ErrorContext(ctx, "recording order event", "order_no", ev.OrderNo, "kind", ev.Kind, "err", err)
+	}
+}
+
+// Timeout outcomes, as recorded on timeout_fired events and metrics.
+const (
+	OutcomeIgnored   = "ignored"
+	OutcomeRearmed   = "rearmed"
+	OutcomeCancelled = "cancelled"
+)
+
+// HandleTimeout decides what one delivered timeout message does. It is
+// idempotent by the order's state alone (no dedupe table): a missing or
+// ended order ignores it; an order not yet expired re-arms with the time
+// left; an expired one is cancelled. An error asks for redelivery.
+func (e *Engine) HandleTimeout(ctx context.Context, msg TimeoutMsg) error {
+	if msg.TraceID != "" && TraceID(ctx) == "" {
+		ctx = WithTraceID(ctx, msg.TraceID)
+	}
+	o, err := e.store.Order(ctx, msg.OrderNo)
+	if errors.Is(err, ErrOrderNotFound) {
+		e.metrics.TimeoutFired.WithLabelValues(OutcomeIgnored).Inc()
+		e.log.InfoContext(ctx, "timeout for unknown order ignored", "order_no", msg.OrderNo)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("timeout %s: load order: %w", msg.OrderNo, err)
+	}
+	now := e.clock.Now()
+	fired := func(outcome string, extra map[string]any) {
+		e.metrics.TimeoutFired.WithLabelValues(outcome).Inc()
+		d := map[string]any{"hop": msg.Hop, "outcome": outcome}
+		for k, v := range extra {
+			d[k] = v
+		}
+		e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventTimeoutFired, Detail: d})
+	}
+	if o.Status != StatusPending {
+		fired(OutcomeIgnored, map[string]any{"status": o.Status.String()})
+		return nil
+	}
+	if now.Before(o.ExpireAt) {
+		return e.rearm(ctx, o, msg, now, fired)
+	}
+	res, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: o.OrderNo, Reason: ReasonTimeout, Actor: ActorSystem})
+	if err != nil {
+		return fmt.Errorf("timeout %s: %w", o.OrderNo, err)
+	}
+	if !res.Won {
+		fired(OutcomeIgnored, map[string]any{"status": res.Order.Status.String()})
+		return nil
+	}
+	fired(OutcomeCancelled, map[string]any{"late_ms": now.Sub(o.ExpireAt).Milliseconds()})
+	return nil
+}
+
+// rearm sends the next hop of the chain. Only the delivery of the latest hop
+// may re-arm (ClaimTimeoutHop), so a duplicated message cannot fork the chain.
+func (e *Engine) rearm(ctx context.Context, o Order, msg TimeoutMsg, now time.Time, fired func(string, map[string]any)) error {
+	remaining := o.ExpireAt.Sub(now)
+	plan := e.cfg.Delay.Plan(remaining)
+	next := msg.Hop + 1
+	won, err := e.store.ClaimTimeoutHop(ctx, o.OrderNo, msg.Hop, next, now.Add(plan.Delay))
+	if err != nil {
+		return fmt.Errorf("timeout %s: claim hop %d: %w", o.OrderNo, next, err)
+	}
+	if !won {
+		fired(OutcomeIgnored, map[string]any{"reason": "stale hop", "current_hop": o.TimeoutHop})
+		return nil
+	}
+	if !e.sendTimeout(ctx, o.OrderNo, next, plan, now) {
+		// Hand the hop back and ask for redelivery of this message, so the
+		// chain survives a short queue outage; the sweep covers a long one.
+		if _, err := e.store.ClaimTimeoutHop(ctx, o.OrderNo, next, msg.Hop, o.TimeoutDueAt); err != nil {
+			e.log.ErrorContext(ctx, "timeout: giving back hop after failed send", "order_no", o.OrderNo, "err", err)
+		}
+		return fmt.Errorf("timeout %s: re-arm hop %d not sent", o.OrderNo, next)
+	}
+	fired(OutcomeRearmed, map[string]any{"remaining_ms": remaining.Milliseconds(), "next_level": plan.Level})
+	return nil
+}
+
+// CancelRequest asks to end a pending order unpaid.
+type CancelRequest struct {
+	OrderNo string
+	Reason  string // timeout | customer | staff | reconcile
+	Actor   string // system | user:<id> | staff:<name>
+	Note    string // free text from staff
+}
+
+// CancelResult reports whether this call won the conditional update, and the
+// order as it stands afterwards (paid or cancelled when the call lost).
+type CancelResult struct {
+	Won   bool
+	Order Order
+}
+
+// CancelAndRelease is the one cancel path for timeout, customer, staff and
+// reconcile. The transaction owns the conditional update and the order_seat
+// delete; Redis is released strictly after commit, because Redis cannot roll
+// back: a seat freed for an order that then stayed alive could be sold twice.
+func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelResult, error) {
+	var (
+		won      bool
+		order    Order
+		released []string
+	)
+	now := e.clock.Now()
+	err := e.store.InTx(ctx, func(tx Tx) error {
+		won, order, released = false, Order{}, nil
+		var err error
+		if won, err = tx.TransitionPending(ctx, r.OrderNo, StatusCancelled,
+			Transition{At: now, Reason: r.Reason, Actor: r.Actor}); err != nil {
+			return err
+		}
+		if order, err = tx.OrderForUpdate(ctx, r.OrderNo); err != nil {
+			return err
+		}
+		if !won {
+			return nil
+		}
+		if released, err = tx.DeleteOrderSeats(ctx, r.OrderNo); err != nil {
+			return err
+		}
+		d := map[string]any{"reason": r.Reason, "actor": r.Actor, "seat_ids": released}
+		if r.Note != "" {
+			d["note"] = r.Note
+		}
+		return tx.AddEvent(ctx, Event{OrderNo: r.OrderNo, At: now, Kind: EventCancelled, Detail: d})
+	})
+	if err != nil {
+		return CancelResult{}, fmt.Errorf("cancel %s: %w", r.OrderNo, err)
+	}
+	if !won {
+		return CancelResult{Order: order}, nil
+	}
+	e.metrics.OrdersEnded.WithLabelValues(StatusCancelled.String(), r.Reason).Inc()
+	if r.Reason == ReasonTimeout || !now.Before(order.ExpireAt) {
+		e.metrics.CancelLateness.WithLabelValues(r.Reason).Observe(now.Sub(order.ExpireAt).Seconds())
+	}
+	// Committed. A failed release leaves a stale lock that reconcile frees.
+	ctx = context.WithoutCancel(ctx)
+	n, rerr := e.seats.Release(ctx, order.ShowID, order.UserID, order.OrderNo, released)
+	if rerr != nil {
+		e.metrics.SeatStoreFailure.WithLabelValues("release").Inc()
+		e.log.ErrorContext(ctx, "cancel committed but seat release failed; reconcile will free them",
+			"order_no", order.OrderNo, "err", rerr)
+		e.addEvent(ctx, Event{OrderNo: order.OrderNo, At: e.clock.Now(), Kind: EventSeatReleaseFailed,
+			Detail: map[string]any{"seat_ids": released, "error": rerr.Error()}})
+	} else {
+		e.addEvent(ctx, Event{OrderNo: order.OrderNo, At: e.clock.Now(), Kind: EventSeatsReleased,
+			Detail: map[string]any{"seat_ids": released, "released": n}})
+		e.notify.SeatsChanged(order.ShowID, released, SeatAvailable, "")
+	}
+	return CancelResult{Won: true, Order: order}, nil
+}
+
+// Cancel is the customer's cancel: only the owner may cancel, a repeat is a
+// success, and a paid order cannot be cancelled here.
+func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Order, error) {
+	o, err := e.store.Order(ctx, orderNo)
+	if err != nil {
+		return Order{}, err
+	}
+	if o.UserID != userID {
+		return Order{}, ErrOrderNotFound // never reveal another user's order
+	}
+	if o.Status == StatusPending {
+		res, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: orderNo, Reason: ReasonCustomer,
+			Actor: fmt.Sprintf("%s%d", ActorCustomerPrefix, userID)})
+		if err != nil {
+			return Order{}, err
+		}
+		o = res.Order
+	}
+	if o.Status == StatusPaid {
+		return o, ErrOrderNotPending
+	}
+	return o, nil
+}
+
+// Payment results recorded on the payment row besides PaymentResult values.
+const paymentAmountMismatch = "amount_mismatch"
+
+// HandlePayment applies a verified payment callback. One transaction records
+// the payment (UNIQUE txn_id makes a repeat a no-op "duplicate") and runs the
+// same conditional update as every cancel; a payment that loses to a cancel
+// becomes a recorded discrepancy and never revives the order.
+func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, error) {
+	switch {
+	case p.OrderNo == "" || len(p.OrderNo) > 40:
+		return "", Invalidf("order_no is required (at most 40 characters)")
+	case p.TxnID == "" || len(p.TxnID) > 64:
+		return "", Invalidf("txn_id is required (at most 64 characters)")
+	case p.AmountCents <= 0:
+		return "", Invalidf("amount_cents must be a positive integer")
+	}
+	now := e.clock.Now()
+	if p.ReceivedAt.IsZero() {
+		p.ReceivedAt = now
+	}
+	if p.PaidAt.IsZero() {
+		p.PaidAt = now
+	}
+	if _, err := e.store.Order(ctx, p.OrderNo); err != nil {
+		return "", err
+	}
+	var (
+		result    PaymentResult
+		order     Order
+		discKind  string
+		mismatch  bool
+		duplicate bool
+	)
+	err := e.store.InTx(ctx, func(tx Tx) error {
+		result, order, discKind, mismatch, duplicate = "", Order{}, "", false, false
+		inserted, err := tx.InsertPayment(ctx, p)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			duplicate = true
+			return nil
+		}
+		if order, err = tx.OrderForUpdate(ctx, p.OrderNo); err != nil {
+			return err
+		}
+		won := false
+		if p.AmountCents != order.AmountCents {
+			mismatch = true
+			discKind = DiscrepancyAmountMismatch
+		} else if won, err = tx.TransitionPending(ctx, p.OrderNo, StatusPaid, Transition{At: now, TxnID: p.TxnID, Actor: "payment"}); err != nil {
+			return err
+		}
+		switch {
+		case won:
+			result = PaymentApplied
+			order.Status, order.PaidTxnID, order.ClosedAt = StatusPaid, p.TxnID, now
+			if err := tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaid,
+				Detail: map[string]any{"txn_id": p.TxnID, "amount_cents": p.AmountCents}}); err != nil {
+				return err
+			}
+			return tx.SetPaymentResult(ctx, p.TxnID, string(PaymentApplied))
+		case !mismatch && order.Status == StatusCancelled:
+			discKind = DiscrepancyPaidAfterCancel
+		case !mismatch:
+			discKind = DiscrepancySecondPayment
+		}
+		result = PaymentDiscrepancy
+		if err := tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: discKind,
+			AmountCents: p.AmountCents, CreatedAt: now, Status: "open"}); err != nil {
+			return err
+		}
+		kind := EventDiscrepancy
+		if mismatch {
+			kind = EventAmountMismatch
+		}
+		if err := tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: kind, Detail: map[string]any{
+			"txn_id": p.TxnID, "kind": discKind, "amount_cents": p.AmountCents,
+			"order_amount_cents": order.AmountCents, "order_status": order.Status.String()}}); err != nil {
+			return err
+		}
+		if mismatch {
+			return tx.SetPaymentResult(ctx, p.TxnID, paymentAmountMismatch)
+		}
+		return tx.SetPaymentResult(ctx, p.TxnID, string(PaymentDiscrepancy))
+	})
+	if err != nil {
+		return "", fmt.Errorf("payment %s for %s: %w", p.TxnID, p.OrderNo, err)
+	}
+	ctx = context.WithoutCancel(ctx)
+	if duplicate {
+		e.metrics.Payments.WithLabelValues(string(PaymentDuplicate)).Inc()
+		e.addEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaymentDuplicate, Detail: map[string]any{"txn_id": p.TxnID}})
+		return PaymentDuplicate, nil
+	}
+	if discKind != "" {
+		e.metrics.Discrepancies.WithLabelValues(discKind).Inc()
+		e.log.WarnContext(ctx, "payment recorded as a discrepancy", "order_no", p.OrderNo, "txn_id", p.TxnID, "kind", discKind)
+	}
+	if mismatch {
+		e.metrics.Payments.WithLabelValues(paymentAmountMismatch).Inc()
+		return PaymentDiscrepancy, ErrAmountMismatch
+	}
+	e.metrics.Payments.WithLabelValues(string(result)).Inc()
+	if result != PaymentApplied {
+		return result, nil
+	}
+	e.metrics.OrdersEnded.WithLabelValues(StatusPaid.String(), "payment").Inc()
+	if err := e.seats.MarkSold(ctx, order.ShowID, order.UserID, order.OrderNo, order.SeatIDs); err != nil {
+		e.metrics.SeatStoreFailure.WithLabelValues("sell").Inc()
+		e.log.ErrorContext(ctx, "payment committed but marking seats sold failed; reconcile will fix them",
+			"order_no", order.OrderNo, "err", err)
+		e.addEvent(ctx, Event{OrderNo: order.OrderNo, At: e.clock.Now(), Kind: EventSeatSellFailed,
+			Detail: map[string]any{"seat_ids": order.SeatIDs, "error": err.Error()}})
+	} else {
+		e.addEvent(ctx, Event{OrderNo: order.OrderNo, At: e.clock.Now(), Kind: EventSeatsSold,
+			Detail: map[string]any{"seat_ids": order.SeatIDs}})
+		e.notify.SeatsChanged(order.ShowID, order.SeatIDs, SeatSold, order.OrderNo)
+	}
+	return PaymentApplied, nil
+}

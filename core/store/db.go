@@ -1,0 +1,272 @@
+// Package store is the system of record: core.Store and core.Tx on
+// MySQL/MariaDB or SQLite through sqlx. All SQL of SeatFlow lives here, next
+// to the function that runs it; dialect differences live in dialect.go.
+//
+// Times are BIGINT epoch milliseconds (UTC); 0 stands for the zero time.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"seatflow/core"
+)
+
+var _ core.Store = (*DB)(nil)
+
+// sqliteBind teaches sqlx the placeholder style of modernc's driver name,
+// which sqlx does not know; once per process, on first Open.
+var sqliteBind sync.Once
+
+// Options tunes the connection pools; zero fields take the defaults.
+type Options struct {
+	// MaxOpenConns caps the MySQL pool (default 32) or the SQLite read pool
+	// (default 8); SQLite always has exactly one writer connection.
+	MaxOpenConns int
+	// MaxIdleConns defaults to 16 on MySQL and MaxOpenConns on SQLite.
+	MaxIdleConns int
+	// ConnMaxLifetime defaults to 5 minutes, well under MariaDB's wait_timeout.
+	ConnMaxLifetime time.Duration
+}
+
+// DB is the store. On MySQL w and r are the same pool. On SQLite w is the
+// single writer connection (every transaction and write) and r a pool of
+// query-only connections, so reads never queue behind a write transaction
+// (WAL lets them run side by side) and a read made while a transaction is
+// open cannot deadlock on the one writer.
+type DB struct {
+	w, r    *sqlx.DB
+	dialect Dialect
+}
+
+// Open connects to dsn with default Options. dsn is one of
+//
+//	mysql://user:pass@tcp(host:port)/dbname?opts
+//	sqlite://path/to/file.db (or a bare path; the parent dir is created)
+//	sqlite://:memory:
+//
+// An in-memory SQLite database lives in one connection shared by reads and
+// writes: there a Store read made inside an InTx callback blocks until the
+// transaction ends, so tests that do that need a file.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// OpenWith is Open with explicit pool Options.
+func OpenWith(ctx context.Context, dsn string, opt Options) (*DB, error) {
+	var (
+		db  *DB
+		err error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "mysql://"):
+		db, err = openMySQL(strings.TrimPrefix(dsn, "mysql://"), opt)
+	case strings.HasPrefix(dsn, "sqlite://"):
+		db, err = openSQLite(strings.TrimPrefix(dsn, "sqlite://"), opt)
+	case strings.Contains(dsn, "://"):
+		return nil, fmt.Errorf("store: unsupported DSN scheme in %q (want mysql:// or sqlite://)", redact(dsn))
+	default:
+		db, err = openSQLite(dsn, opt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Ping(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", db.dialect, err)
+	}
+	return db, nil
+}
+
+func openMySQL(dsn string, opt Options) (*DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: bad MySQL DSN: %w", err)
+	}
+	if cfg.DBName == "" {
+		return nil, errors.New("store: bad MySQL DSN: no database name")
+	}
+	// Count matched rather than changed rows, as SQLite does: a conditional
+	// UPDATE then reports 1 for "this caller won" even when it writes values
+	// equal to the old ones.
+	cfg.ClientFoundRows = true
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: bad MySQL DSN: %w", err)
+	}
+	x := sqlx.NewDb(sql.OpenDB(conn), "mysql")
+	x.SetMaxOpenConns(orDefault(opt.MaxOpenConns, 32))
+	x.SetMaxIdleConns(orDefault(opt.MaxIdleConns, 16))
+	x.SetConnMaxLifetime(orDefault(opt.ConnMaxLifetime, 5*time.Minute))
+	return &DB{w: x, r: x, dialect: MySQL}, nil
+}
+
+func openSQLite(path string, opt Options) (*DB, error) {
+	sqliteBind.Do(func() { sqlx.BindDriver("sqlite", sqlx.QUESTION) })
+	name, query, _ := strings.Cut(path, "?")
+	if name == "" {
+		return nil, errors.New("store: bad SQLite DSN: empty path")
+	}
+	const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(0)&_pragma=synchronous(NORMAL)"
+	extra := ""
+	if query != "" {
+		extra = "&" + query
+	}
+	if name == ":memory:" {
+		// Each connection to :memory: is its own database: keep exactly one, forever.
+		x, err := sqlx.Open("sqlite", name+"?"+pragmas+"&_txlock=immediate"+extra)
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+		x.SetMaxOpenConns(1)
+		x.SetMaxIdleConns(1)
+		x.SetConnMaxLifetime(0)
+		x.SetConnMaxIdleTime(0)
+		return &DB{w: x, r: x, dialect: SQLite}, nil
+	}
+	if dir := filepath.Dir(name); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("store: create sqlite dir: %w", err)
+		}
+	}
+	// BEGIN IMMEDIATE takes the write lock at the start, so two transactions
+	// (in this or another process) can never both read and then deadlock
+	// upgrading to write.
+	w, err := sqlx.Open("sqlite", name+"?"+pragmas+"&_txlock=immediate"+extra)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	r, err := sqlx.Open("sqlite", name+"?"+pragmas+"&_pragma=query_only(1)"+extra)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	n := orDefault(opt.MaxOpenConns, 8)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(orDefault(opt.MaxIdleConns, n))
+	r.SetConnMaxLifetime(orDefault(opt.ConnMaxLifetime, 5*time.Minute))
+	return &DB{w: w, r: r, dialect: SQLite}, nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// redact hides a password in a DSN quoted in an error.
+func redact(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return dsn
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
+			return scheme + "://" + user + ":***" + rest[at:]
+		}
+	}
+	return dsn
+}
+
+// Close closes every pool.
+func (db *DB) Close() error {
+	err := db.w.Close()
+	if db.r != db.w {
+		err = errors.Join(err, db.r.Close())
+	}
+	return err
+}
+
+// X is the pool that takes writes (the only one on MySQL), for packages that
+// keep their own tables in this database (the embedded delay queue).
+func (db *DB) X() *sqlx.DB { return db.w }
+
+// Dialect says which database this is.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Ping checks every pool; failures are core.ErrStoreUnavailable.
+func (db *DB) Ping(ctx context.Context) error {
+	err := db.w.PingContext(ctx)
+	if err == nil && db.r != db.w {
+		err = db.r.PingContext(ctx)
+	}
+	if err != nil {
+		return unavailable("ping", err)
+	}
+	return nil
+}
+
+// unavailable classifies a failure to reach the database at all.
+func unavailable(op string, err error) error {
+	return &core.Error{Kind: core.KindUnavailable, Code: core.ErrStoreUnavailable.Code,
+		Message: "store: " + op + ": database unavailable", Err: err}
+}
+
+// InTx runs fn in one transaction: commit when fn returns nil, rollback when
+// it returns an error or panics (the panic goes on after the rollback).
+// fn's own error is returned as is, so callers' errors.Is checks keep working.
+func (db *DB) InTx(ctx context.Context, fn func(core.Tx) error) error {
+	sx, err := db.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return unavailable("begin", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = sx.Rollback()
+		}
+	}()
+	if err := fn(&tx{x: sx, d: db.dialect}); err != nil {
+		done = true
+		if rerr := sx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+			return errors.Join(err, fmt.Errorf("store: rollback: %w", rerr))
+		}
+		return err
+	}
+	done = true
+	if err := sx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// tx is core.Tx on one *sqlx.Tx.
+type tx struct {
+	x *sqlx.Tx
+	d Dialect
+}
+
+var _ core.Tx = (*tx)(nil)
+
+// ms encodes t as epoch milliseconds; the zero time is 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMS decodes epoch milliseconds; 0 is the zero time.
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}

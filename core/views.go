@@ -1,0 +1,102 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// SeatView is one seat of a show's plan with its live state.
+type SeatView struct {
+	Seat
+	State   SeatState
+	OrderNo string
+}
+
+// Shows lists every show.
+func (e *Engine) Shows(ctx context.Context) ([]Show, error) { return e.store.Shows(ctx) }
+
+// Order returns an order and its whole timeline, oldest event first.
+func (e *Engine) Order(ctx context.Context, orderNo string) (Order, []Event, error) {
+	o, err := e.store.Order(ctx, orderNo)
+	if err != nil {
+		return Order{}, nil, err
+	}
+	evs, err := e.store.Events(ctx, orderNo)
+	if err != nil {
+		return Order{}, nil, fmt.Errorf("order %s: events: %w", orderNo, err)
+	}
+	return o, evs, nil
+}
+
+// SeatMap joins the show's seat plan (DB) with the live seat state (Redis).
+func (e *Engine) SeatMap(ctx context.Context, showID int64) ([]SeatView, error) {
+	if _, err := e.store.Show(ctx, showID); err != nil {
+		return nil, err
+	}
+	plan, err := e.store.Seats(ctx, showID)
+	if err != nil {
+		return nil, fmt.Errorf("seat map %d: plan: %w", showID, err)
+	}
+	holds, err := e.seats.Holds(ctx, showID)
+	if err != nil {
+		return nil, fmt.Errorf("seat map %d: seat state: %w", showID, err)
+	}
+	byID := make(map[string]SeatHold, len(holds))
+	for _, h := range holds {
+		byID[h.SeatID] = h
+	}
+	out := make([]SeatView, len(plan))
+	for i, s := range plan {
+		h := byID[s.SeatID]
+		out[i] = SeatView{Seat: s, State: h.State, OrderNo: h.OrderNo}
+	}
+	return out, nil
+}
+
+// RebuildSeats makes the seat store's view of a show exactly what the DB
+// says (a seat is taken iff an order_seat row exists), for a flushed or
+// failed-over Redis and for the embedded store at start.
+func (e *Engine) RebuildSeats(ctx context.Context, showID int64) error {
+	taken, err := e.store.TakenSeats(ctx, showID)
+	if err != nil {
+		return fmt.Errorf("rebuild seats %d: %w", showID, err)
+	}
+	if err := e.seats.Replace(ctx, showID, taken); err != nil {
+		return fmt.Errorf("rebuild seats %d: %w", showID, err)
+	}
+	return nil
+}
+
+// RebuildAllSeats rebuilds every show's seat state from the DB.
+func (e *Engine) RebuildAllSeats(ctx context.Context) error {
+	shows, err := e.store.Shows(ctx)
+	if err != nil {
+		return fmt.Errorf("rebuild seats: %w", err)
+	}
+	for _, s := range shows {
+		if err := e.RebuildSeats(ctx, s.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Ready pings every store; the error names the ones that do not answer.
+func (e *Engine) Ready(ctx context.Context) error {
+	var errs []error
+	if err := e.store.Ping(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("database: %w", err))
+	}
+	if err := e.seats.Ping(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("seat store: %w", err))
+	}
+	if err := e.queue.Ping(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("delay queue: %w", err))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	err := errors.Join(errs...)
+	return &Error{Kind: KindUnavailable, Code: ErrStoreUnavailable.Code, Message: "not ready", Err: err}
+}
