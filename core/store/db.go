@@ -223,17 +223,22 @@ func unavailable(op string, err error) error {
 // it returns an error or panics (the panic goes on after the rollback).
 // fn's own error is returned as is, so callers' errors.Is checks keep working.
 func (db *DB) InTx(ctx context.Context, fn func(core.Tx) error) error {
+	return db.withTx(ctx, func(sx *sqlx.Tx) error { return fn(&tx{x: sx, d: db.dialect}) })
+}
+
+// withTx is InTx for this package's own multi-statement writes.
+func (db *DB) withTx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 	sx, err := db.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return unavailable("begin", err)
 	}
 	done := false
 	defer func() {
-		if !done {
+		if !done { // fn panicked
 			_ = sx.Rollback()
 		}
 	}()
-	if err := fn(&tx{x: sx, d: db.dialect}); err != nil {
+	if err := fn(sx); err != nil {
 		done = true
 		if rerr := sx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
 			return errors.Join(err, fmt.Errorf("store: rollback: %w", rerr))
@@ -269,4 +274,11 @@ func fromMS(v int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(v).UTC()
+}
+
+// placeholders returns "(?, ?), (?, ?)" for rows tuples of cols values: the
+// VALUES list of a multi-row INSERT.
+func placeholders(rows, cols int) string {
+	tuple := "(" + strings.Repeat("?, ", cols-1) + "?)"
+	return strings.Repeat(tuple+", ", rows-1) + tuple
 }

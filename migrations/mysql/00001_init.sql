@@ -28,6 +28,7 @@ CREATE TABLE order_info (
   status TINYINT NOT NULL,          -- 0 pending, 1 paid, 2 cancelled
   amount_cents BIGINT NOT NULL,
   seat_count INT NOT NULL,
+  seat_ids VARCHAR(2048) NOT NULL DEFAULT '', -- the order's seats as placed, comma-separated; kept after cancel
   created_at BIGINT NOT NULL,
   expire_at BIGINT NOT NULL,
   closed_at BIGINT NOT NULL DEFAULT 0,
@@ -38,6 +39,7 @@ CREATE TABLE order_info (
   timeout_due_at BIGINT NOT NULL DEFAULT 0,
   UNIQUE KEY uk_order_no (order_no),
   KEY idx_status_expire (status, expire_at),   -- expired-pending sweep, pending-holds page
+  KEY idx_status_closed (status, closed_at),   -- dashboard counts of paid/cancelled since
   KEY idx_show_status (show_id, status),
   KEY idx_user_show (user_id, show_id),
   KEY idx_created (created_at)

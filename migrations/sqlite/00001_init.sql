@@ -28,6 +28,7 @@ CREATE TABLE order_info (
   status INTEGER NOT NULL,          -- 0 pending, 1 paid, 2 cancelled
   amount_cents BIGINT NOT NULL,
   seat_count INT NOT NULL,
+  seat_ids TEXT NOT NULL DEFAULT '', -- the order's seats as placed, comma-separated; kept after cancel
   created_at BIGINT NOT NULL,
   expire_at BIGINT NOT NULL,
   closed_at BIGINT NOT NULL DEFAULT 0,
@@ -95,6 +96,7 @@ CREATE TABLE delay_task (
 
 CREATE UNIQUE INDEX order_info_uk_order_no ON order_info (order_no);
 CREATE INDEX order_info_idx_status_expire ON order_info (status, expire_at); -- expired-pending sweep, pending-holds page
+CREATE INDEX order_info_idx_status_closed ON order_info (status, closed_at); -- dashboard counts of paid/cancelled since
 CREATE INDEX order_info_idx_show_status ON order_info (show_id, status);
 CREATE INDEX order_info_idx_user_show ON order_info (user_id, show_id);
 CREATE INDEX order_info_idx_created ON order_info (created_at);

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"seatflow/core"
+)
+
+// InsertPayment records a payment callback; false when its txn_id was
+// recorded before (UNIQUE txn_id), which leaves the transaction usable.
+func (t *tx) InsertPayment(ctx context.Context, p core.Payment) (bool, error) {
+	_, err := t.x.ExecContext(ctx,
+		`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at) VALUES (?, ?, ?, ?, ?)`,
+		p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt))
+	if isDuplicate(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: insert payment %s: %w", p.TxnID, err)
+	}
+	return true, nil
+}
+
+// SetPaymentResult records what the payment did (a core.PaymentResult value).
+func (t *tx) SetPaymentResult(ctx context.Context, txnID string, result string) error {
+	if _, err := t.x.ExecContext(ctx, `UPDATE payment SET result = ? WHERE txn_id = ?`, result, txnID); err != nil {
+		return fmt.Errorf("store: set payment %s result: %w", txnID, err)
+	}
+	return nil
+}
+
+// InsertDiscrepancy records money that could not be applied. A second record
+// of the same (txn_id, kind) is ignored: it describes the same money. Status
+// defaults to "open".
+func (t *tx) InsertDiscrepancy(ctx context.Context, d core.Discrepancy) error {
+	status := d.Status
+	if status == "" {
+		status = DiscrepancyOpen
+	}
+	_, err := t.x.ExecContext(ctx, `INSERT INTO discrepancy
+ (order_no, txn_id, kind, amount_cents, created_at, status, resolved_at, resolved_by, note)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.OrderNo, d.TxnID, d.Kind, d.AmountCents, ms(d.CreatedAt), status, ms(d.ResolvedAt), d.ResolvedBy, d.Note)
+	if err != nil && !isDuplicate(err) {
+		return fmt.Errorf("store: insert discrepancy %s/%s: %w", d.TxnID, d.Kind, err)
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"seatflow/core"
+)
+
+// insertChunk bounds the rows of one multi-row INSERT, far below both
+// dialects' placeholder limits.
+const insertChunk = 500
+
+type seatRow struct {
+	ShowID     int64  `db:"show_id"`
+	SeatID     string `db:"seat_id"`
+	Row        int    `db:"row_no"`
+	Col        int    `db:"col_no"`
+	PriceCents int64  `db:"price_cents"`
+}
+
+func (r seatRow) seat() core.Seat {
+	return core.Seat{ShowID: r.ShowID, SeatID: r.SeatID, Row: r.Row, Col: r.Col, PriceCents: r.PriceCents}
+}
+
+func seatRows(rs []seatRow) []core.Seat {
+	out := make([]core.Seat, len(rs))
+	for i, r := range rs {
+		out[i] = r.seat()
+	}
+	return out
+}
+
+// Seats returns the show's seat plan ordered by row, col.
+func (db *DB) Seats(ctx context.Context, showID int64) ([]core.Seat, error) {
+	var rs []seatRow
+	err := db.r.SelectContext(ctx, &rs,
+		`SELECT show_id, seat_id, row_no, col_no, price_cents FROM seat WHERE show_id = ? ORDER BY row_no, col_no`, showID)
+	if err != nil {
+		return nil, fmt.Errorf("store: seats of show %d: %w", showID, err)
+	}
+	return seatRows(rs), nil
+}
+
+// SeatsByID returns those of seatIDs that exist in the show's plan, ordered
+// by row, col; callers compare lengths to find unknown seats.
+func (db *DB) SeatsByID(ctx context.Context, showID int64, seatIDs []string) ([]core.Seat, error) {
+	if len(seatIDs) == 0 {
+		return nil, nil
+	}
+	q, args, err := sqlx.In(`SELECT show_id, seat_id, row_no, col_no, price_cents FROM seat
+ WHERE show_id = ? AND seat_id IN (?) ORDER BY row_no, col_no`, showID, seatIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: seats by id: %w", err)
+	}
+	var rs []seatRow
+	if err := db.r.SelectContext(ctx, &rs, db.r.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("store: seats by id of show %d: %w", showID, err)
+	}
+	return seatRows(rs), nil
+}
+
+// TakenSeats is the DB's view of the show's seats, one SeatHold per
+// order_seat row in seat order: pending order → SeatLocked, paid → SeatSold.
+// Rows whose order is cancelled or missing (reconcile's check 3 removes
+// them) are reported as SeatLocked by their order_no: the seat is taken
+// until the row goes. LockedAt is the order's created_at (the row's own when
+// the order is missing).
+func (db *DB) TakenSeats(ctx context.Context, showID int64) ([]core.SeatHold, error) {
+	var rs []struct {
+		SeatID    string        `db:"seat_id"`
+		OrderNo   string        `db:"order_no"`
+		UserID    int64         `db:"user_id"`
+		CreatedAt int64         `db:"created_at"`
+		Status    sql.NullInt64 `db:"status"`
+		OrderAt   sql.NullInt64 `db:"order_created_at"`
+	}
+	err := db.r.SelectContext(ctx, &rs, `SELECT s.seat_id, s.order_no, s.user_id, s.created_at,
+ o.status, o.created_at AS order_created_at
+ FROM order_seat s LEFT JOIN order_info o ON o.order_no = s.order_no
+ WHERE s.show_id = ?`, showID)
+	if err != nil {
+		return nil, fmt.Errorf("store: taken seats of show %d: %w", showID, err)
+	}
+	out := make([]core.SeatHold, len(rs))
+	for i, r := range rs {
+		h := core.SeatHold{SeatID: r.SeatID, State: core.SeatLocked, OrderNo: r.OrderNo, UserID: r.UserID,
+			LockedAt: fromMS(r.CreatedAt)}
+		if r.OrderAt.Valid {
+			h.LockedAt = fromMS(r.OrderAt.Int64)
+		}
+		if r.Status.Valid && core.OrderStatus(r.Status.Int64) == core.StatusPaid {
+			h.State = core.SeatSold
+		}
+		out[i] = h
+	}
+	slices.SortFunc(out, func(a, b core.SeatHold) int { return compareSeatIDs(a.SeatID, b.SeatID) })
+	return out, nil
+}
+
+// InsertOrderSeats inserts one order_seat row per seat of o, in seat order so
+// that concurrent transactions take key locks in the same order. When
+// UNIQUE(show_id, seat_id) rejects a row it returns core.SeatsUnavailable
+// naming the seats other orders hold; the transaction stays usable, for the
+// caller to roll back.
+func (t *tx) InsertOrderSeats(ctx context.Context, o core.Order) error {
+	if len(o.SeatIDs) == 0 {
+		return core.Invalidf("order %s has no seats", o.OrderNo)
+	}
+	ids := sortedSeatIDs(o.SeatIDs)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return core.Invalidf("seat %s requested twice", ids[i])
+		}
+	}
+	for chunk := range slices.Chunk(ids, insertChunk) {
+		args := make([]any, 0, 5*len(chunk))
+		for _, id := range chunk {
+			args = append(args, o.ShowID, id, o.OrderNo, o.UserID, ms(o.CreatedAt))
+		}
+		q := `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at) VALUES ` + placeholders(len(chunk), 5)
+		_, err := t.x.ExecContext(ctx, q, args...)
+		if isDuplicate(err) {
+			return t.seatsTaken(ctx, o, ids)
+		}
+		if err != nil {
+			return fmt.Errorf("store: insert seats of order %s: %w", o.OrderNo, err)
+		}
+	}
+	return nil
+}
+
+// seatsTaken builds the seat_unavailable error after a duplicate key, naming
+// the seats that other orders hold. The read locks on MySQL so it sees the
+// latest committed rows, not the transaction's snapshot.
+func (t *tx) seatsTaken(ctx context.Context, o core.Order, ids []string) error {
+	q, args, err := sqlx.In(`SELECT seat_id FROM order_seat WHERE show_id = ? AND seat_id IN (?) AND order_no <> ?`+
+		t.d.forUpdate(), o.ShowID, ids, o.OrderNo)
+	if err != nil {
+		return fmt.Errorf("store: taken seats: %w", err)
+	}
+	var taken []string
+	if err := t.x.SelectContext(ctx, &taken, t.x.Rebind(q), args...); err != nil {
+		return fmt.Errorf("store: taken seats of order %s: %w", o.OrderNo, err)
+	}
+	if len(taken) == 0 {
+		// The holder let go between our insert and this read: the seats
+		// were still unavailable when we tried.
+		return core.SeatsUnavailable(ids)
+	}
+	return core.SeatsUnavailable(sortedSeatIDs(taken))
+}
+
+// DeleteOrderSeats deletes the order's order_seat rows and returns their
+// seat ids in seat order.
+func (t *tx) DeleteOrderSeats(ctx context.Context, orderNo string) ([]string, error) {
+	var ids []string
+	if err := t.x.SelectContext(ctx, &ids,
+		`SELECT seat_id FROM order_seat WHERE order_no = ?`+t.d.forUpdate(), orderNo); err != nil {
+		return nil, fmt.Errorf("store: seats of order %s: %w", orderNo, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if _, err := t.x.ExecContext(ctx, `DELETE FROM order_seat WHERE order_no = ?`, orderNo); err != nil {
+		return nil, fmt.Errorf("store: delete seats of order %s: %w", orderNo, err)
+	}
+	return sortedSeatIDs(ids), nil
+}
+
+// DemoSeats builds a rows×cols plan with ids "A-1" … (rows A..Z, AA, AB …,
+// 1-based columns). The front third of the rows costs 1.5×basePrice, the
+// middle third 1.25×, the rest basePrice. ShowID is left 0 for CreateShow.
+func DemoSeats(rows, cols int, basePrice int64) []core.Seat {
+	seats := make([]core.Seat, 0, max(rows*cols, 0))
+	for r := 1; r <= rows; r++ {
+		price := basePrice
+		switch {
+		case (r-1)*3 < rows:
+			price = basePrice * 3 / 2
+		case (r-1)*3 < 2*rows:
+			price = basePrice * 5 / 4
+		}
+		for c := 1; c <= cols; c++ {
+			seats = append(seats, core.Seat{SeatID: RowName(r) + "-" + strconv.Itoa(c), Row: r, Col: c, PriceCents: price})
+		}
+	}
+	return seats
+}
+
+// RowName is the letter name of 1-based row r: A..Z, AA, AB, … (bijective base 26).
+func RowName(r int) string {
+	var b []byte
+	for ; r > 0; r = (r - 1) / 26 {
+		b = append(b, byte('A'+(r-1)%26))
+	}
+	slices.Reverse(b)
+	return string(b)
+}
+
+// sortedSeatIDs returns a sorted copy of ids in seat order.
+func sortedSeatIDs(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.SortFunc(out, compareSeatIDs)
+	return out
+}
+
+// compareSeatIDs orders "ROW-COL" ids the way a seat map reads: by row name
+// (shorter first, so Z < AA), then by column number (so 2 < 10). Ids of any
+// other shape sort as plain strings after those.
+func compareSeatIDs(a, b string) int {
+	ar, ac, aok := splitSeatID(a)
+	br, bc, bok := splitSeatID(b)
+	switch {
+	case aok && bok:
+		if c := len(ar) - len(br); c != 0 {
+			return c
+		}
+		if c := strings.Compare(ar, br); c != 0 {
+			return c
+		}
+		return ac - bc
+	case aok:
+		return -1
+	case bok:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func splitSeatID(id string) (row string, col int, ok bool) {
+	row, c, found := strings.Cut(id, "-")
+	if !found || row == "" {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(c)
+	if err != nil {
+		return "", 0, false
+	}
+	return row, n, true
+}
