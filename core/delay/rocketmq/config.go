@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -31,10 +32,15 @@ type Config struct {
 	InstanceName string
 	// BrokerAddr is where New creates the topic when the name server has no
 	// route for it; unused when the topic exists. Default DefaultBrokerAddr.
-	BrokerAddr    string
-	SendTimeout   time.Duration // per Send, default DefaultSendTimeout
-	HandleTimeout time.Duration // per handler call, default DefaultHandleTimeout
-	Logger        *slog.Logger  // default slog.Default()
+	BrokerAddr string
+	// FromFirstOffset makes a group start a queue it has no committed offset
+	// for at the queue's first message instead of its end. Use it only on a
+	// fresh topic (tests): on an old one a new group would replay every
+	// retained message (3 days by default). See Consume.
+	FromFirstOffset bool
+	SendTimeout     time.Duration // per Send, default DefaultSendTimeout
+	HandleTimeout   time.Duration // per handler call, default DefaultHandleTimeout
+	Logger          *slog.Logger  // default slog.Default()
 	// OnConsumed, if set, observes every handler call: how long it took and
 	// what it returned (for a consume-latency metric).
 	OnConsumed func(d time.Duration, err error)
@@ -42,12 +48,12 @@ type Config struct {
 
 // ParseURL returns the name server address of a rocketmq://host:port URL.
 func ParseURL(u string) (nameServer string, err error) {
+	if !strings.HasPrefix(u, "rocketmq://") {
+		return "", fmt.Errorf("rocketmq url %q: scheme must be rocketmq://", u)
+	}
 	p, err := url.Parse(u)
 	if err != nil {
 		return "", fmt.Errorf("rocketmq url %q: %w", u, err)
-	}
-	if p.Scheme != "rocketmq" {
-		return "", fmt.Errorf("rocketmq url %q: scheme must be rocketmq://", u)
 	}
 	if p.User != nil || (p.Path != "" && p.Path != "/") || p.RawQuery != "" || p.Fragment != "" {
 		return "", fmt.Errorf("rocketmq url %q: want only rocketmq://host:port", u)

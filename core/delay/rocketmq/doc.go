@@ -17,8 +17,9 @@
 // the broker to learn what was consumed. Handlers must be idempotent: the
 // engine's timeout handler ignores orders that are no longer pending.
 //
-// The topic is created on New when the name server has no route for it. The
-// consumer group starts at the last offset, which is enough because delayed
-// messages enter the topic only when due; messages that became due before a
-// brand-new group first started are left to reconcile.
+// New creates the topic when the name server has no route for it. A
+// brand-new consumer group starts at the end of the topic, which is enough
+// because delayed messages enter it only when due; one that became due
+// before (or while) the group first joined may be skipped and is left to
+// reconcile.
 package rocketmq

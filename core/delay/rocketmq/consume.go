@@ -1,0 +1,156 @@
+package rocketmq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+
+	"seatflow/core"
+)
+
+// retryTopicPrefix + group names the topic the broker redelivers a group's
+// failed messages through (the library keeps its constant internal).
+const retryTopicPrefix = "%RETRY%"
+
+// maxLoggedBody caps how much of a malformed body goes into the log.
+const maxLoggedBody = 256
+
+// Consume joins the consumer group and delivers due messages to h until
+// Close. ctx bounds nothing after Consume returns; its values (not its
+// cancellation) reach every handler call.
+func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
+	if h == nil {
+		return errors.New("rocketmq consume: nil handler")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("rocketmq consume %s: %w", q.cfg.Group, err)
+	}
+	if q.closed.Load() {
+		return ErrClosed
+	}
+	// The broker creates a group's retry topic on the first failed message,
+	// and a running consumer learns new routes only every 30 s, so the first
+	// retry would come up to 30 s late; creating it up front avoids that.
+	if err := q.ensureTopic(ctx, retryTopicPrefix+q.cfg.Group, 1); err != nil {
+		return fmt.Errorf("rocketmq consume %s: %w", q.cfg.Group, err)
+	}
+
+	// Held through Start so that Close cannot miss a consumer being started.
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closing {
+		return ErrClosed
+	}
+	if q.consumer != nil {
+		return fmt.Errorf("rocketmq consume %s: already consuming", q.cfg.Group)
+	}
+	// Where a group starts a queue it has no committed offset for. Delayed
+	// and timer messages are appended to the topic when due, not when sent,
+	// so starting at the end (production) misses nothing scheduled after
+	// the group first joined, except a message appended during that first
+	// rebalance: the broker answers "no offset" before it has indexed the
+	// message and the client then asks for the end, which is already past
+	// it. Reconcile cancels such an order. On a fresh topic (tests) the
+	// first offset is exact.
+	from := consumer.ConsumeFromLastOffset
+	if q.cfg.FromFirstOffset {
+		from = consumer.ConsumeFromFirstOffset
+	}
+	c, err := consumer.NewPushConsumer(
+		consumer.WithNameServer([]string{q.cfg.NameServer}), // else the client asks an outside HTTP host
+		consumer.WithGroupName(q.cfg.Group),
+		consumer.WithInstance(q.cfg.InstanceName),
+		consumer.WithConsumerModel(consumer.Clustering),
+		consumer.WithConsumeFromWhere(from),
+		consumer.WithConsumeMessageBatchMaxSize(1), // one ack per message
+	)
+	if err != nil {
+		return fmt.Errorf("rocketmq consumer %s: %w", q.cfg.Group, err)
+	}
+	base := context.WithoutCancel(ctx)
+	err = c.Subscribe(q.cfg.Topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			return q.deliver(base, h, msgs), nil
+		})
+	if err != nil {
+		return fmt.Errorf("rocketmq consumer %s subscribe %s: %w", q.cfg.Group, q.cfg.Topic, err)
+	}
+	// No Shutdown on failure: Start cleans up after itself, and Shutdown on
+	// a consumer that never started panics inside the library.
+	if err := c.Start(); err != nil {
+		return fmt.Errorf("rocketmq consumer %s start on %s: %w", q.cfg.Group, q.cfg.Topic, err)
+	}
+	q.consumer = c
+	return nil
+}
+
+// deliver is the consumer callback: ack the batch only if every message is
+// done with, so a failed one comes back after the broker's retry back-off.
+func (q *Queue) deliver(base context.Context, h core.TimeoutHandler, msgs []*primitive.MessageExt) consumer.ConsumeResult {
+	result := consumer.ConsumeSuccess
+	for _, m := range msgs {
+		if !q.handle(base, h, m) {
+			result = consumer.ConsumeRetryLater
+		}
+	}
+	return result
+}
+
+// handle decodes one message and runs h on it; it reports whether the
+// message may be acked.
+func (q *Queue) handle(base context.Context, h core.TimeoutHandler, m *primitive.MessageExt) bool {
+	var msg core.TimeoutMsg
+	err := json.Unmarshal(m.Body, &msg)
+	if err == nil && msg.OrderNo == "" {
+		err = errors.New("no order_no")
+	}
+	if err != nil {
+		// Redelivery cannot repair a body: ack it rather than retry forever.
+		body := m.Body[:min(len(m.Body), maxLoggedBody)]
+		q.log.Error("malformed timeout message dropped", "msg_id", m.MsgId,
+			"keys", m.GetProperty(primitive.PropertyKeys), "body", string(body), "err", err)
+		return true
+	}
+	if msg.TraceID == "" {
+		msg.TraceID = m.GetProperty(PropTraceID)
+	}
+
+	q.mu.Lock()
+	if q.closing {
+		q.mu.Unlock()
+		return false // not run: someone gets it again
+	}
+	q.inflight.Add(1)
+	q.mu.Unlock()
+	defer q.inflight.Done()
+
+	ctx, cancel := context.WithTimeout(core.WithTraceID(base, msg.TraceID), q.cfg.HandleTimeout)
+	defer cancel()
+	start := time.Now()
+	err = callHandler(ctx, h, msg)
+	if q.cfg.OnConsumed != nil {
+		q.cfg.OnConsumed(time.Since(start), err)
+	}
+	if err != nil {
+		q.log.Warn("timeout handler failed; message will be redelivered", "order_no", msg.OrderNo,
+			"hop", msg.Hop, "trace_id", msg.TraceID, "reconsume", m.ReconsumeTimes, "err", err)
+		return false
+	}
+	return true
+}
+
+// callHandler turns a panic into an error: a panic escaping the callback
+// leaves the message neither acked nor sent back, stalling its queue.
+func callHandler(ctx context.Context, h core.TimeoutHandler, msg core.TimeoutMsg) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("timeout handler panic: %v", r)
+		}
+	}()
+	return h(ctx, msg)
+}
