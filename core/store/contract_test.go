@@ -33,6 +33,7 @@ func TestContract(t *testing.T) {
 		{"Events", testEvents},
 		{"ClaimTimeoutHop", testClaimTimeoutHop},
 		{"TakenSeats", testTakenSeats},
+		{"OrphanSeats", testOrphanSeats},
 		{"PendingOrders", testPendingOrders},
 		{"ExpiredPending", testExpiredPending},
 		{"Discrepancies", testDiscrepancies},
@@ -683,5 +684,42 @@ func testOrderCounts(t *testing.T, db *DB) {
 	want := map[string]int{"pending": 2, "placed": 4, "paid": 1, "cancelled": 1, "expired": 2}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("OrderCounts = %v %v, want %v", got, err, want)
+	}
+}
+
+func testOrphanSeats(t *testing.T, db *DB) {
+	ctx := context.Background()
+	show := mkShow(t, db, 2, 12)
+	mustPlace(t, db, pending("P", show.ID, 1, t0, "A-1"))
+	mustPlace(t, db, pending("C", show.ID, 3, t0, "B-3"))
+	if _, err := transition(ctx, db, "C", core.StatusCancelled, core.Transition{At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.X().ExecContext(ctx, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at) VALUES (?, 'B-12', 'GONE', 9, 0)`,
+		show.ID); err != nil {
+		t.Fatal(err)
+	}
+	want := []OrphanSeat{
+		{ShowID: show.ID, SeatID: "B-12", OrderNo: "GONE", UserID: 9, Missing: true},
+		{ShowID: show.ID, SeatID: "B-3", OrderNo: "C", UserID: 3},
+	}
+	steps := []struct {
+		s    OrphanSeat
+		want bool
+	}{
+		{OrphanSeat{ShowID: show.ID, SeatID: "A-1", OrderNo: "P"}, false}, // live order
+		{OrphanSeat{ShowID: show.ID, SeatID: "B-3", OrderNo: "other"}, false},
+		{want[1], true},
+		{want[1], false},
+		{want[0], true},
+	}
+	for i, s := range steps {
+		if ok, err := db.DeleteOrphanSeat(ctx, s.s); ok != s.want || err != nil {
+			t.Errorf("step %d delete %+v: %v %v, want %v", i, s.s, ok, err, s.want)
+		}
+	}
+	holds, _ := db.TakenSeats(ctx, show.ID)
+	if seatIDsOf(holds) != "A-1:locked:P" {
+		t.Errorf("taken after reconcile: %s", seatIDsOf(holds))
 	}
 }

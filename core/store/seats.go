@@ -245,3 +245,27 @@ func splitSeatID(id string) (row string, col int, ok bool) {
 	}
 	return row, n, true
 }
+
+// OrphanSeat names an order_seat row whose order is cancelled or missing
+// (reconcile finds them with ShowSeatRows): the seat stays taken until
+// DeleteOrphanSeat removes the row.
+type OrphanSeat struct {
+	ShowID  int64
+	SeatID  string
+	OrderNo string
+	UserID  int64
+	Missing bool // no order_info row; otherwise the order is cancelled
+}
+
+// DeleteOrphanSeat deletes the row of s only while it is still an orphan:
+// false when the row is gone, belongs to another order now, or its order is
+// live (pending or paid), so reconcile never frees a seat someone holds.
+func (db *DB) DeleteOrphanSeat(ctx context.Context, s OrphanSeat) (bool, error) {
+	res, err := db.w.ExecContext(ctx, `DELETE FROM order_seat WHERE show_id = ? AND seat_id = ? AND order_no = ?
+ AND NOT EXISTS (SELECT 1 FROM order_info o WHERE o.order_no = ? AND o.status IN (?, ?))`,
+		s.ShowID, s.SeatID, s.OrderNo, s.OrderNo, int(core.StatusPending), int(core.StatusPaid))
+	if err != nil {
+		return false, fmt.Errorf("store: delete orphan seat %d/%s of %s: %w", s.ShowID, s.SeatID, s.OrderNo, err)
+	}
+	return oneRow(res, "delete orphan seat "+s.SeatID)
+}
