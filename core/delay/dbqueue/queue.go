@@ -11,6 +11,9 @@
 // can die between a handler's success and the row's deletion; the task is
 // then delivered again, possibly to another instance. Handlers must be
 // idempotent — the engine's timeout handler is.
+//
+// Due and lease times come from each instance's Clock: instances sharing a
+// database need clocks that agree to well within the Lease.
 package dbqueue
 
 import (
@@ -20,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -71,11 +75,11 @@ type Queue struct {
 	dialect string
 	opts    Options
 
-	// wakeAt is when the poller will next look (unix ms); Send lowers it and
-	// signals wake when it inserts a task due sooner, so a short delay is not
-	// late by a whole poll interval.
-	wakeAt atomic.Int64
-	wake   chan struct{}
+	// hint is the earliest due time (unix ms) Send stored since the poller
+	// last looked; lowering it signals wake, so a task due sooner than the
+	// next poll is not late by a whole poll interval.
+	hint atomic.Int64
+	wake chan struct{}
 
 	mu       sync.Mutex
 	consumer *consumer
@@ -100,7 +104,9 @@ func New(db *sqlx.DB, dialect string, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dbqueue: %w", err)
 	}
-	return &Queue{db: db, dialect: dialect, opts: opts, wake: make(chan struct{}, 1)}, nil
+	q := &Queue{db: db, dialect: dialect, opts: opts, wake: make(chan struct{}, 1)}
+	q.hint.Store(math.MaxInt64)
+	return q, nil
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -125,6 +131,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Poll == 0 {
 		o.Poll = 100 * time.Millisecond
+	}
+	if o.Poll < time.Millisecond {
+		return o, fmt.Errorf("options: Poll %v: want at least 1ms (due times are in ms)", o.Poll)
 	}
 	if o.Batch == 0 {
 		o.Batch = 100
@@ -203,11 +212,11 @@ func (q *Queue) delayFor(level int, delay time.Duration) (time.Duration, error) 
 // wakeBy makes the poller look no later than due (unix ms).
 func (q *Queue) wakeBy(due int64) {
 	for {
-		cur := q.wakeAt.Load()
+		cur := q.hint.Load()
 		if due >= cur {
 			return
 		}
-		if q.wakeAt.CompareAndSwap(cur, due) {
+		if q.hint.CompareAndSwap(cur, due) {
 			break
 		}
 	}
