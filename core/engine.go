@@ -352,17 +352,18 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 	now := e.clock.Now()
 	err := e.store.InTx(ctx, func(tx Tx) error {
 		won, order, released = false, Order{}, nil
+		// Lock the row before the conditional update, in the same order as
+		// the payment path: InnoDB deadlocks when one transaction upgrades
+		// the UPDATE's lock to a locking read while another waits on it.
 		var err error
-		if won, err = tx.TransitionPending(ctx, r.OrderNo, StatusCancelled,
-			Transition{At: now, Reason: r.Reason, Actor: r.Actor}); err != nil {
-			return err
-		}
 		if order, err = tx.OrderForUpdate(ctx, r.OrderNo); err != nil {
 			return err
 		}
-		if !won {
-			return nil
+		if won, err = tx.TransitionPending(ctx, r.OrderNo, StatusCancelled,
+			Transition{At: now, Reason: r.Reason, Actor: r.Actor}); err != nil || !won {
+			return err
 		}
+		order.Status, order.ClosedAt, order.CancelReason, order.CancelActor = StatusCancelled, now, r.Reason, r.Actor
 		if released, err = tx.DeleteOrderSeats(ctx, r.OrderNo); err != nil {
 			return err
 		}
