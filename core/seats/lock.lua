@@ -2,28 +2,34 @@
 -- KEYS[1] seats hash, KEYS[2] limit hash.
 -- ARGV[1] orderNo, ARGV[2] userID, ARGV[3] limit (0 = none), ARGV[4] nowMs, ARGV[5..] seat ids.
 -- Returns {'ok'}, {'limit'} or {'taken', seat...}.
+-- Reads and writes are one variadic call each, as redis.call is the
+-- script's main cost; Go caps the seat count (MaxLockSeats) for unpack.
+local n = #ARGV - 4
+local held = redis.call('HMGET', KEYS[1], unpack(ARGV, 5))
 local taken = {'taken'}
-for i = 5, #ARGV do
-  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
-    taken[#taken + 1] = ARGV[i]
+for i = 1, n do
+  if held[i] then
+    taken[#taken + 1] = ARGV[i + 4]
   end
 end
 if #taken > 1 then
   return taken
 end
 
-local n = #ARGV - 4
 local limit = tonumber(ARGV[3])
 if limit > 0 then
-  local held = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
-  if held + n > limit then
+  local count = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
+  if count + n > limit then
     return {'limit'}
   end
 end
 
 local value = '1|' .. ARGV[1] .. '|' .. ARGV[2] .. '|' .. ARGV[4]
-for i = 5, #ARGV do
-  redis.call('HSET', KEYS[1], ARGV[i], value)
+local fields = {}
+for i = 1, n do
+  fields[2 * i - 1] = ARGV[i + 4]
+  fields[2 * i] = value
 end
+redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('HINCRBY', KEYS[2], ARGV[2], n)
 return {'ok'}

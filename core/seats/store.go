@@ -43,6 +43,10 @@ var (
 
 var _ core.SeatStore = (*Store)(nil)
 
+// MaxLockSeats caps one Lock: lock.lua passes the seats to HMGET and HSET
+// with unpack, which must stay within Lua's stack (about 8000 values).
+const MaxLockSeats = 1000
+
 // Store is the Redis seat store. It is safe for concurrent use.
 type Store struct {
 	rdb           redis.UniversalClient
@@ -72,14 +76,14 @@ func KeyLimit(showID int64) string { return fmt.Sprintf("sf:{show:%d}:limit", sh
 
 func keys(showID int64) []string { return []string{KeySeats(showID), KeyLimit(showID)} }
 
-// Lock implements core.SeatStore. A seat already locked by the same order
-// counts as unavailable: Lock is not idempotent.
+// Lock implements core.SeatStore; limit <= 0 means no limit. A seat already
+// locked by the same order counts as unavailable: Lock is not idempotent.
 func (s *Store) Lock(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error {
 	if err := checkOrderNo(orderNo); err != nil {
 		return err
 	}
-	if len(seatIDs) == 0 {
-		return core.Invalidf("no seats to lock")
+	if len(seatIDs) == 0 || len(seatIDs) > MaxLockSeats {
+		return core.Invalidf("%d seats to lock, want 1 to %d", len(seatIDs), MaxLockSeats)
 	}
 	// A repeated seat would be locked once but counted twice.
 	seen := make(map[string]bool, len(seatIDs))
