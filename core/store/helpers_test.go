@@ -20,7 +20,7 @@ import (
 // backend opens a fresh, migrated store for one test.
 type backend struct {
 	name string
-	open func(t *testing.T) *DB
+	open func(t testing.TB) *DB
 }
 
 // backends lists every database the contract suite runs against.
@@ -36,14 +36,20 @@ func eachBackend(t *testing.T, fn func(t *testing.T, db *DB)) {
 	}
 }
 
-func openTestSQLite(t *testing.T) *DB {
+func openTestSQLite(t testing.TB) *DB {
 	t.Helper()
 	return openMigrated(t, "sqlite://"+filepath.Join(t.TempDir(), "sub", "seatflow.db"))
 }
 
-// openTestMySQL creates a database of its own on the test server and drops
-// it when the test ends.
-func openTestMySQL(t *testing.T) *DB {
+// openTestMySQL opens a migrated database of the test's own.
+func openTestMySQL(t testing.TB) *DB {
+	t.Helper()
+	return openMigrated(t, createTestMySQL(t))
+}
+
+// createTestMySQL creates an empty database on the test server, drops it
+// when the test ends, and returns its DSN.
+func createTestMySQL(t testing.TB) string {
 	t.Helper()
 	url := testenv.MySQL(t)
 	cfg, err := mysql.ParseDSN(strings.TrimPrefix(url, "mysql://"))
@@ -66,10 +72,10 @@ func openTestMySQL(t *testing.T) *DB {
 		}
 	})
 	cfg.DBName = name
-	return openMigrated(t, "mysql://"+cfg.FormatDSN())
+	return "mysql://" + cfg.FormatDSN()
 }
 
-func openMigrated(t *testing.T, dsn string) *DB {
+func openMigrated(t testing.TB, dsn string) *DB {
 	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, dsn)
@@ -87,7 +93,7 @@ func openMigrated(t *testing.T, dsn string) *DB {
 	return db
 }
 
-func randHex(t *testing.T, n int) string {
+func randHex(t testing.TB, n int) string {
 	t.Helper()
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {

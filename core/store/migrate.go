@@ -19,40 +19,47 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
-	if db.dialect == MySQL {
-		opts = append(opts, goose.WithSessionLocker(mysqlMigrateLock{}))
-	}
-	p, err := goose.NewProvider(db.dialect.gooseDialect(), db.w.DB, dir, opts...)
+	p, err := goose.NewProvider(db.dialect.gooseDialect(), db.w.DB, dir, goose.WithDisableGlobalRegistry(true))
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	up := func() error {
+		_, err := p.Up(ctx)
+		return err
+	}
+	if db.dialect == MySQL {
+		err = db.withMySQLLock(ctx, "seatflow_migrate", up)
+	} else {
+		err = up()
+	}
+	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	return nil
 }
 
-// mysqlMigrateLock is a goose session locker on GET_LOCK: the lock belongs
-// to the connection, so a crashed migrator releases it by disconnecting.
-type mysqlMigrateLock struct{}
-
-const migrateLockName = "seatflow_migrate"
-
-func (mysqlMigrateLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
+// withMySQLLock runs fn holding GET_LOCK(name). The lock covers all of
+// goose's Up, not only the part goose's own session locker guards: its
+// first-run check of the version table runs unlocked, and on MySQL the
+// table's CREATE commits before the zero version row is inserted, so two
+// instances migrating an empty database at once could otherwise fail. The
+// lock belongs to the connection: a crashed migrator releases it.
+func (db *DB) withMySQLLock(ctx context.Context, name string, fn func() error) error {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return unavailable("lock", err)
+	}
+	defer conn.Close()
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 120)", migrateLockName).Scan(&got); err != nil {
-		return fmt.Errorf("migration lock: %w", err)
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 120)", name).Scan(&got); err != nil {
+		return fmt.Errorf("lock %s: %w", name, err)
 	}
 	if !got.Valid || got.Int64 != 1 {
-		return errors.New("migration lock: timed out waiting for another migrator")
+		return fmt.Errorf("lock %s: timed out waiting for another holder", name)
 	}
-	return nil
-}
-
-func (mysqlMigrateLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
-	if _, err := conn.ExecContext(ctx, "SELECT RELEASE_LOCK(?)", migrateLockName); err != nil {
-		return fmt.Errorf("migration unlock: %w", err)
+	ferr := fn()
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", name); err != nil {
+		return errors.Join(ferr, fmt.Errorf("unlock %s: %w", name, err))
 	}
-	return nil
+	return ferr
 }

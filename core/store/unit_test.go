@@ -146,3 +146,32 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateConcurrentMySQL: instances starting together on one empty
+// database take turns through the migration lock instead of racing goose.
+func TestMigrateConcurrentMySQL(t *testing.T) {
+	dsn := createTestMySQL(t)
+	ctx := context.Background()
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			db, err := Open(ctx, dsn)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			errs <- db.Migrate(ctx)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("migrate: %v", err)
+		}
+	}
+	db := openMigrated(t, dsn)
+	if n := count(t, db, "SELECT COUNT(*) FROM goose_db_version WHERE version_id = 1"); n != 1 {
+		t.Errorf("version 1 recorded %d times", n)
+	}
+}
