@@ -123,21 +123,11 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	if query != "" {
 		extra = "&" + query
 	}
-	if name == ":memory:" {
-		// Each connection to :memory: is its own database: keep exactly one, forever.
-		x, err := sqlx.Open("sqlite", name+"?"+pragmas+"&_txlock=immediate"+extra)
-		if err != nil {
-			return nil, fmt.Errorf("store: open sqlite: %w", err)
-		}
-		x.SetMaxOpenConns(1)
-		x.SetMaxIdleConns(1)
-		x.SetConnMaxLifetime(0)
-		x.SetConnMaxIdleTime(0)
-		return &DB{w: x, r: x, dialect: SQLite}, nil
-	}
-	if dir := filepath.Dir(name); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("store: create sqlite dir: %w", err)
+	if name != ":memory:" {
+		if dir := filepath.Dir(name); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("store: create sqlite dir: %w", err)
+			}
 		}
 	}
 	// BEGIN IMMEDIATE takes the write lock at the start, so two transactions
@@ -147,10 +137,15 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
+	// One connection, never recycled: the single writer, and for :memory:
+	// the database itself (each connection to :memory: is its own).
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
+	if name == ":memory:" {
+		return &DB{w: w, r: w, dialect: SQLite}, nil
+	}
 	r, err := sqlx.Open("sqlite", name+"?"+pragmas+"&_pragma=query_only(1)"+extra)
 	if err != nil {
 		_ = w.Close()
