@@ -217,8 +217,24 @@ func unavailable(op string, err error) error {
 // InTx runs fn in one transaction: commit when fn returns nil, rollback when
 // it returns an error or panics (the panic goes on after the rollback).
 // fn's own error is returned as is, so callers' errors.Is checks keep working.
+//
+// A transaction InnoDB picked as a deadlock victim, or one that timed out on
+// a row lock, is run again (fn must be re-runnable: it is, when it only
+// reads and writes through its Tx): under concurrent payment, timeout and
+// cancel of one order those are normal outcomes, not failures.
 func (db *DB) InTx(ctx context.Context, fn func(core.Tx) error) error {
-	return db.withTx(ctx, func(sx *sqlx.Tx) error { return fn(&tx{x: sx, d: db.dialect}) })
+	const attempts = 4
+	for i := 1; ; i++ {
+		err := db.withTx(ctx, func(sx *sqlx.Tx) error { return fn(&tx{x: sx, d: db.dialect}) })
+		if err == nil || i == attempts || !isRetryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(i*i) * 5 * time.Millisecond):
+		}
+	}
 }
 
 // withTx is InTx for this package's own multi-statement writes.

@@ -20,7 +20,9 @@ const (
 
 // MySQL error numbers this package reacts to.
 const (
-	mysqlDupEntry = 1062
+	mysqlDupEntry        = 1062
+	mysqlLockWaitTimeout = 1205
+	mysqlDeadlock        = 1213
 )
 
 // forUpdate is the suffix that makes a SELECT lock the rows it reads.
@@ -53,4 +55,11 @@ func isDuplicate(err error) bool {
 		return c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || c == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 	}
 	return false
+}
+
+// isRetryable reports a MySQL deadlock (1213) or lock wait timeout (1205):
+// the transaction was rolled back and may simply be run again.
+func isRetryable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == mysqlDeadlock || me.Number == mysqlLockWaitTimeout)
 }
