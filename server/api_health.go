@@ -1,0 +1,37 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+)
+
+// readyTimeout keeps a probe from hanging on a store that does not answer.
+const readyTimeout = 3 * time.Second
+
+// handleHealthz answers while the process runs: liveness, not readiness.
+func (s *Server) handleHealthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleReadyz pings the database, the seat store and the delay queue. Any
+// failure is a 503 (never a 500), and the message names what is down, for
+// the operator reading the probe.
+func (s *Server) handleReadyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
+	defer cancel()
+	if err := s.engine.Ready(ctx); err != nil {
+		code := core.ErrStoreUnavailable.Code
+		var ce *core.Error
+		if errors.As(err, &ce) {
+			code = ce.Code
+		}
+		return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: code, Message: err.Error()}})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}

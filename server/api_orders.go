@@ -1,0 +1,116 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+)
+
+type placeOrderRequest struct {
+	UserID  int64    `json:"user_id"`
+	ShowID  int64    `json:"show_id"`
+	SeatIDs []string `json:"seat_ids"`
+}
+
+type cancelOrderRequest struct {
+	UserID int64 `json:"user_id"`
+}
+
+type orderJSON struct {
+	OrderNo      string   `json:"order_no"`
+	Status       string   `json:"status"`
+	ShowID       int64    `json:"show_id"`
+	UserID       int64    `json:"user_id"`
+	SeatIDs      []string `json:"seat_ids"`
+	AmountCents  int64    `json:"amount_cents"`
+	CreatedAt    string   `json:"created_at"`
+	ExpireTime   string   `json:"expire_time"`
+	ClosedAt     string   `json:"closed_at,omitempty"`
+	CancelReason string   `json:"cancel_reason,omitempty"`
+	PaidTxnID    string   `json:"paid_txn_id,omitempty"`
+}
+
+type orderDetailJSON struct {
+	orderJSON
+	Events []eventJSON `json:"events"`
+}
+
+type eventJSON struct {
+	At     string         `json:"at"`
+	Kind   string         `json:"kind"`
+	Detail map[string]any `json:"detail"`
+}
+
+func newOrderJSON(o core.Order) orderJSON {
+	j := orderJSON{OrderNo: o.OrderNo, Status: o.Status.String(), ShowID: o.ShowID, UserID: o.UserID,
+		SeatIDs: o.SeatIDs, AmountCents: o.AmountCents, CreatedAt: rfc3339(o.CreatedAt),
+		ExpireTime: rfc3339(o.ExpireAt), CancelReason: o.CancelReason, PaidTxnID: o.PaidTxnID}
+	if j.SeatIDs == nil {
+		j.SeatIDs = []string{}
+	}
+	if !o.ClosedAt.IsZero() {
+		j.ClosedAt = rfc3339(o.ClosedAt)
+	}
+	return j
+}
+
+// bindJSON reads and strictly decodes the request body into v.
+func bindJSON(c echo.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
+// handlePlaceOrder holds seats for a user; the engine validates the request
+// before anything is written.
+func (s *Server) handlePlaceOrder(c echo.Context) error {
+	var req placeOrderRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	o, err := s.engine.Place(c.Request().Context(),
+		core.PlaceRequest{UserID: req.UserID, ShowID: req.ShowID, SeatIDs: req.SeatIDs})
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/orders/"+o.OrderNo)
+	return c.JSON(http.StatusCreated, newOrderJSON(o))
+}
+
+// handleGetOrder returns an order with its whole timeline.
+func (s *Server) handleGetOrder(c echo.Context) error {
+	o, events, err := s.engine.Order(c.Request().Context(), c.Param("order_no"))
+	if err != nil {
+		return err
+	}
+	out := orderDetailJSON{orderJSON: newOrderJSON(o), Events: make([]eventJSON, len(events))}
+	for i, ev := range events {
+		detail := ev.Detail
+		if detail == nil {
+			detail = map[string]any{}
+		}
+		out.Events[i] = eventJSON{At: rfc3339(ev.At), Kind: ev.Kind, Detail: detail}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// handleCancelOrder is the customer's cancel. Repeating it succeeds; another
+// user's order is "not found", so order numbers cannot be probed.
+func (s *Server) handleCancelOrder(c echo.Context) error {
+	var req cancelOrderRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.UserID <= 0 {
+		return core.Invalidf("user_id must be a positive integer")
+	}
+	o, err := s.engine.Cancel(c.Request().Context(), c.Param("order_no"), req.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"order_no": o.OrderNo, "status": o.Status.String()})
+}

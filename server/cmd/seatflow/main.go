@@ -1,0 +1,222 @@
+// Command seatflow runs the SeatFlow order engine and its HTTP API.
+//
+//	seatflow [serve] [--demo]   migrate the database, then serve (default)
+//	seatflow migrate            apply database migrations and exit
+//	seatflow demo               create the demo show and admin, print how to call the API
+//	seatflow staff add NAME     create a console account and print its password
+//
+// Configuration is read from SEATFLOW_* environment variables; see
+// server.LoadConfig.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"seatflow/core/store"
+	"seatflow/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args, os.Getenv, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "seatflow:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: seatflow [command] [flags]
+
+commands:
+  serve [--demo]  migrate the database and serve HTTP (default); --demo also
+                  creates the demo show when there is none
+  migrate         apply database migrations and exit
+  demo            create the demo show and a console admin (if there are none)
+                  and print how to use them
+  staff add [--role box_office|ops|admin] NAME
+                  create a console account; its password is printed once
+  help            show this text
+
+configuration: SEATFLOW_ADDR, SEATFLOW_DB, SEATFLOW_REDIS, SEATFLOW_MQ,
+SEATFLOW_DELAY_MODE, SEATFLOW_DELAY_LEVELS, SEATFLOW_DELAY_SLACK,
+SEATFLOW_HOLD_TTL, SEATFLOW_PURCHASE_LIMIT, SEATFLOW_MAX_SEATS_PER_ORDER,
+SEATFLOW_API_TOKEN, SEATFLOW_PAYMENT_SECRET, SEATFLOW_ROCKETMQ_TOPIC,
+SEATFLOW_ROCKETMQ_GROUP, SEATFLOW_LOG_LEVEL, SEATFLOW_REQUEST_TIMEOUT,
+SEATFLOW_SHUTDOWN_TIMEOUT
+`
+
+// run is the whole program; main only supplies the process's environment.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cmd, rest := "serve", args[1:]
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		cmd, rest = rest[0], rest[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout)
+	case "migrate":
+		return migrate(ctx, rest, getenv, stdout)
+	case "demo":
+		return demo(ctx, rest, getenv, stdout)
+	case "staff":
+		return staff(ctx, rest, getenv, stdout)
+	case "help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+// parseFlags parses a subcommand's flags; -h prints usage and is not an error.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (help bool, err error) {
+	fs.SetOutput(stdout)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return false, err
+	}
+	if fs.NArg() > 0 {
+		return false, fmt.Errorf("%s: unexpected arguments %q", fs.Name(), fs.Args())
+	}
+	return false, nil
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	withDemo := fs.Bool("demo", false, "create the demo show if the database has no show")
+	if help, err := parseFlags(fs, args, stdout); help || err != nil {
+		return err
+	}
+	cfg, err := server.LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	logger := server.NewLogger(stdout, cfg.LogLevel)
+	printGeneratedSecrets(stdout, cfg, "for this run only")
+	logger.InfoContext(ctx, "starting", "config", cfg)
+
+	app, err := server.NewApp(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, app.Close()) }()
+	if *withDemo {
+		d, err := server.SetUpDemo(ctx, app.DB)
+		if err != nil {
+			return err
+		}
+		printDemo(stdout, cfg, d)
+	}
+	return app.Serve(ctx)
+}
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if help, err := parseFlags(flag.NewFlagSet("migrate", flag.ContinueOnError), args, stdout); help || err != nil {
+		return err
+	}
+	cfg, err := server.LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	_, err = fmt.Fprintln(stdout, "database is migrated")
+	return err
+}
+
+func demo(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	if help, err := parseFlags(flag.NewFlagSet("demo", flag.ContinueOnError), args, stdout); help || err != nil {
+		return err
+	}
+	cfg, err := server.LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	d, err := server.SetUpDemo(ctx, db)
+	if err != nil {
+		return err
+	}
+	printGeneratedSecrets(stdout, cfg, "export it before `seatflow serve`, or run `seatflow serve --demo`")
+	printDemo(stdout, cfg, d)
+	return nil
+}
+
+func staff(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	if len(args) == 0 || args[0] != "add" {
+		return fmt.Errorf("usage: seatflow staff add [--role box_office|ops|admin] NAME")
+	}
+	cfg, err := server.LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	return server.StaffAdd(ctx, db, args[1:], stdout)
+}
+
+func openDB(ctx context.Context, cfg server.Config) (*store.DB, error) {
+	db, err := store.Open(ctx, cfg.DB)
+	if err != nil {
+		return nil, fmt.Errorf("SEATFLOW_DB: %w", err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("SEATFLOW_DB: migrate: %w", err), db.Close())
+	}
+	return db, nil
+}
+
+// printGeneratedSecrets shows, once, the secrets made up because their
+// variable was empty: without them nobody could call the API.
+func printGeneratedSecrets(w io.Writer, cfg server.Config, advice string) {
+	if cfg.APITokenGenerated {
+		fmt.Fprintf(w, "WARNING: SEATFLOW_API_TOKEN is not set; generated one (%s):\n  SEATFLOW_API_TOKEN=%s\n",
+			advice, cfg.APIToken.Reveal())
+	}
+	if cfg.PaymentSecretGenerated {
+		fmt.Fprintf(w, "WARNING: SEATFLOW_PAYMENT_SECRET is not set; generated one (%s):\n  SEATFLOW_PAYMENT_SECRET=%s\n",
+			advice, cfg.PaymentSecret.Reveal())
+	}
+}
+
+func printDemo(w io.Writer, cfg server.Config, d server.Demo) {
+	verb := "exists"
+	if d.ShowCreated {
+		verb = "created"
+	}
+	base := "http://" + cfg.Addr
+	fmt.Fprintf(w, `Demo show %s: #%d %q, %d rows x %d seats (seat ids A-1 ... %s-%d)
+Try:
+  curl -s -H "Authorization: Bearer $SEATFLOW_API_TOKEN" %s/api/v1/shows/%d/seats
+  curl -s -X POST -H "Authorization: Bearer $SEATFLOW_API_TOKEN" -H 'Content-Type: application/json' \
+    -d '{"user_id":1,"show_id":%d,"seat_ids":["A-1","A-2"]}' %s/api/v1/orders
+`, verb, d.Show.ID, d.Show.Name, d.Show.Rows, d.Show.Cols, store.RowName(d.Show.Rows), d.Show.Cols,
+		base, d.Show.ID, d.Show.ID, base)
+	if d.StaffPassword != "" {
+		fmt.Fprintf(w, "Console: %s/console/  login %s, password %s (shown once)\n", base, d.StaffUser, d.StaffPassword)
+	} else {
+		fmt.Fprintf(w, "Console: %s/console/  (staff accounts exist; add one with `seatflow staff add NAME`)\n", base)
+	}
+}

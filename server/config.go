@@ -1,0 +1,303 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"seatflow/core"
+	"seatflow/core/delay/rocketmq"
+)
+
+// Embedded is the value of SEATFLOW_REDIS and SEATFLOW_MQ that selects the
+// in-process implementation.
+const Embedded = "embedded"
+
+// minSecretLen keeps a typo like SEATFLOW_API_TOKEN=x from becoming a
+// guessable credential.
+const minSecretLen = 16
+
+// Config is everything the binary reads from its environment.
+type Config struct {
+	Addr  string // SEATFLOW_ADDR
+	DB    string // SEATFLOW_DB: sqlite://path or mysql://user:pass@tcp(host:port)/db
+	Redis string // SEATFLOW_REDIS: "embedded" or redis://...
+	MQ    string // SEATFLOW_MQ: "embedded" or rocketmq://host:port
+
+	RocketMQTopic string // SEATFLOW_ROCKETMQ_TOPIC
+	RocketMQGroup string // SEATFLOW_ROCKETMQ_GROUP
+
+	Engine core.Config // SEATFLOW_HOLD_TTL, SEATFLOW_PURCHASE_LIMIT, SEATFLOW_MAX_SEATS_PER_ORDER, SEATFLOW_DELAY_*
+
+	APIToken      Secret // SEATFLOW_API_TOKEN
+	PaymentSecret Secret // SEATFLOW_PAYMENT_SECRET
+	// Generated reports which secrets were made up at start because their
+	// variable was empty, so the caller can print them once.
+	APITokenGenerated, PaymentSecretGenerated bool
+
+	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
+	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
+	ShutdownTimeout time.Duration // SEATFLOW_SHUTDOWN_TIMEOUT: grace for in-flight requests
+}
+
+// Secret is a string that never prints itself, so a Config can be logged.
+type Secret string
+
+func (Secret) String() string               { return "[redacted]" }
+func (Secret) LogValue() slog.Value         { return slog.StringValue("[redacted]") }
+func (Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+
+// Reveal returns the secret itself, for the code that must compare or print it.
+func (s Secret) Reveal() string { return string(s) }
+
+// LogValue lists the settings with passwords removed from the URLs.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("db", redactURL(c.DB)),
+		slog.String("redis", redactURL(c.Redis)),
+		slog.String("mq", c.MQ),
+		slog.String("delay_mode", string(c.Engine.Delay.Mode)),
+		slog.Duration("delay_slack", c.Engine.Delay.Slack),
+		slog.Duration("hold_ttl", c.Engine.HoldTTL),
+		slog.Int("purchase_limit", c.Engine.PurchaseLimit),
+		slog.Int("max_seats_per_order", c.Engine.MaxSeatsPerOrder),
+		slog.String("log_level", c.LogLevel.String()),
+	)
+}
+
+// String is LogValue's text, so printing a Config with fmt shows no secret.
+func (c Config) String() string { return c.LogValue().String() }
+
+// IsEmbeddedMQ reports whether timeouts go through the DB-backed queue.
+func (c Config) IsEmbeddedMQ() bool { return c.MQ == Embedded }
+
+// rocketMQName is what RocketMQ accepts for topic and group names.
+var rocketMQName = regexp.MustCompile(`^[A-Za-z0-9_%|-]{1,127}$`)
+
+// LoadConfig reads the configuration through getenv. Every bad value is an
+// error naming the variable and the value (passwords redacted).
+//
+// SEATFLOW_DELAY_MODE defaults to "timer" with the embedded queue (it waits
+// exactly) and to "levels" with RocketMQ, because 4.x brokers only know the
+// fixed levels; set "timer" for RocketMQ 5 timer messages.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	p := envParser{getenv: getenv}
+	c := Config{
+		Addr:          p.str("SEATFLOW_ADDR", "127.0.0.1:8080"),
+		DB:            p.str("SEATFLOW_DB", "sqlite://data/seatflow.db"),
+		Redis:         p.str("SEATFLOW_REDIS", Embedded),
+		MQ:            p.str("SEATFLOW_MQ", Embedded),
+		RocketMQTopic: p.str("SEATFLOW_ROCKETMQ_TOPIC", rocketmq.DefaultTopic),
+		RocketMQGroup: p.str("SEATFLOW_ROCKETMQ_GROUP", rocketmq.DefaultGroup),
+		Engine: core.Config{
+			HoldTTL:          p.positiveDuration("SEATFLOW_HOLD_TTL", 15*time.Minute),
+			PurchaseLimit:    p.positiveInt("SEATFLOW_PURCHASE_LIMIT", 6),
+			MaxSeatsPerOrder: p.positiveInt("SEATFLOW_MAX_SEATS_PER_ORDER", 6),
+		},
+		RequestTimeout:  p.positiveDuration("SEATFLOW_REQUEST_TIMEOUT", 10*time.Second),
+		ShutdownTimeout: p.positiveDuration("SEATFLOW_SHUTDOWN_TIMEOUT", 15*time.Second),
+	}
+	p.check("SEATFLOW_ADDR", c.Addr, validAddr)
+	p.check("SEATFLOW_DB", c.DB, validDB)
+	p.check("SEATFLOW_REDIS", c.Redis, validRedis)
+	p.check("SEATFLOW_MQ", c.MQ, validMQ)
+	p.check("SEATFLOW_ROCKETMQ_TOPIC", c.RocketMQTopic, validRocketMQName)
+	p.check("SEATFLOW_ROCKETMQ_GROUP", c.RocketMQGroup, validRocketMQName)
+	c.Engine.Delay = p.delayPolicy(c.IsEmbeddedMQ())
+	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
+	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
+	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
+	if p.err != nil {
+		return Config{}, p.err
+	}
+	return c, nil
+}
+
+// envParser collects the first error so LoadConfig reads as a list of settings.
+type envParser struct {
+	getenv func(string) string
+	err    error
+}
+
+func (p *envParser) fail(name, value, why string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%s=%q: %s", name, value, why)
+	}
+}
+
+func (p *envParser) str(name, def string) string {
+	if v := strings.TrimSpace(p.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *envParser) check(name, value string, valid func(string) error) {
+	if err := valid(value); err != nil {
+		p.fail(name, redactURL(value), err.Error())
+	}
+}
+
+func (p *envParser) positiveInt(name string, def int) int {
+	v := p.getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		p.fail(name, v, "want a positive integer")
+		return def
+	}
+	return n
+}
+
+func (p *envParser) duration(name string, def time.Duration) (time.Duration, bool) {
+	v := p.getenv(name)
+	if v == "" {
+		return def, true
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		p.fail(name, v, "want a duration such as 1s, 500ms or 15m")
+		return def, false
+	}
+	return d, true
+}
+
+func (p *envParser) positiveDuration(name string, def time.Duration) time.Duration {
+	d, ok := p.duration(name, def)
+	if ok && d <= 0 {
+		p.fail(name, p.getenv(name), "must be greater than zero")
+	}
+	return d
+}
+
+func (p *envParser) delayPolicy(embeddedMQ bool) core.DelayPolicy {
+	mode := core.DelayLevels
+	if embeddedMQ {
+		mode = core.DelayTimer
+	}
+	if v := p.getenv("SEATFLOW_DELAY_MODE"); v != "" {
+		mode = core.DelayMode(strings.ToLower(strings.TrimSpace(v)))
+		if mode != core.DelayLevels && mode != core.DelayTimer {
+			p.fail("SEATFLOW_DELAY_MODE", v, "want levels or timer")
+		}
+	}
+	spec := p.str("SEATFLOW_DELAY_LEVELS", core.DefaultLevelSpec)
+	levels, err := core.ParseLevels(spec)
+	if err != nil {
+		p.fail("SEATFLOW_DELAY_LEVELS", spec, err.Error())
+	}
+	slack, ok := p.duration("SEATFLOW_DELAY_SLACK", core.DefaultSlack)
+	if ok && slack < 0 {
+		p.fail("SEATFLOW_DELAY_SLACK", p.getenv("SEATFLOW_DELAY_SLACK"), "must not be negative")
+	}
+	return core.DelayPolicy{Mode: mode, Levels: levels, Slack: slack}
+}
+
+func (p *envParser) logLevel(name string) slog.Level {
+	var l slog.Level
+	if v := p.getenv(name); v != "" {
+		if err := l.UnmarshalText([]byte(strings.TrimSpace(v))); err != nil {
+			p.fail(name, v, "want debug, info, warn or error")
+		}
+	}
+	return l
+}
+
+// secret returns the variable's value, or a random one (reported as
+// generated) when it is empty. The value itself never appears in an error.
+func (p *envParser) secret(name string) (Secret, bool) {
+	if v := p.getenv(name); v != "" {
+		if len(v) < minSecretLen {
+			p.fail(name, "[redacted]", fmt.Sprintf("must be at least %d characters", minSecretLen))
+		}
+		return Secret(v), false
+	}
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		p.fail(name, "", "generating a random value: "+err.Error())
+	}
+	return Secret(hex.EncodeToString(b[:])), true
+}
+
+func validAddr(v string) error {
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("want host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+func validDB(v string) error {
+	scheme, rest, _ := strings.Cut(v, "://")
+	if (scheme != "sqlite" && scheme != "mysql") || rest == "" {
+		return fmt.Errorf("want sqlite://path/to/file.db or mysql://user:pass@tcp(host:port)/db")
+	}
+	if scheme == "mysql" {
+		if _, err := mysql.ParseDSN(rest); err != nil {
+			return fmt.Errorf("bad MySQL DSN (want mysql://user:pass@tcp(host:port)/db): %v", err)
+		}
+	}
+	return nil
+}
+
+func validRedis(v string) error {
+	if v == Embedded {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return fmt.Errorf("want %q or redis://host:port/db", Embedded)
+	}
+	return nil
+}
+
+func validMQ(v string) error {
+	if v == Embedded {
+		return nil
+	}
+	if _, err := rocketmq.ParseURL(v); err != nil {
+		return fmt.Errorf("want %q or rocketmq://host:port", Embedded)
+	}
+	return nil
+}
+
+func validRocketMQName(v string) error {
+	if !rocketMQName.MatchString(v) {
+		return fmt.Errorf("want 1-127 characters of letters, digits, _, -, %%, |")
+	}
+	return nil
+}
+
+// redactURL hides the password of scheme://user:pass@host... (also the
+// MySQL form user:pass@tcp(host:port)), so a config error or log line never
+// carries one.
+func redactURL(v string) string {
+	scheme, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return v
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return v
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return v
+	}
+	return scheme + "://" + user + ":***" + rest[at:]
+}

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"seatflow/core"
+)
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"addr", c.Addr, "127.0.0.1:8080"},
+		{"db", c.DB, "sqlite://data/seatflow.db"},
+		{"redis", c.Redis, "embedded"},
+		{"mq", c.MQ, "embedded"},
+		{"hold ttl", c.Engine.HoldTTL, 15 * time.Minute},
+		{"purchase limit", c.Engine.PurchaseLimit, 6},
+		{"delay mode with the embedded queue", c.Engine.Delay.Mode, core.DelayTimer},
+		{"delay slack", c.Engine.Delay.Slack, time.Second},
+		{"delay levels", len(c.Engine.Delay.Levels), 18},
+		{"log level", c.LogLevel, slog.LevelInfo},
+		{"token generated", c.APITokenGenerated, true},
+		{"secret generated", c.PaymentSecretGenerated, true},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	if len(c.APIToken.Reveal()) < minSecretLen || c.APIToken == c.PaymentSecret {
+		t.Errorf("generated secrets are weak or equal")
+	}
+	if c2, _ := LoadConfig(mapEnv(nil)); c2.APIToken == c.APIToken {
+		t.Error("generated token repeats across starts")
+	}
+}
+
+func TestLoadConfigValues(t *testing.T) {
+	c, err := LoadConfig(mapEnv(map[string]string{
+		"SEATFLOW_ADDR":           ":9000",
+		"SEATFLOW_DB":             "mysql://sf:pw@tcp(127.0.0.1:3306)/seatflow",
+		"SEATFLOW_REDIS":          "redis://127.0.0.1:6379/0",
+		"SEATFLOW_MQ":             "rocketmq://127.0.0.1:9876",
+		"SEATFLOW_DELAY_LEVELS":   "1s 5s 10s",
+		"SEATFLOW_DELAY_SLACK":    "0s",
+		"SEATFLOW_HOLD_TTL":       "15s",
+		"SEATFLOW_PURCHASE_LIMIT": "2",
+		"SEATFLOW_API_TOKEN":      testToken,
+		"SEATFLOW_LOG_LEVEL":      "debug",
+		"SEATFLOW_ROCKETMQ_TOPIC": "SF_T",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := core.DelayPolicy{Mode: core.DelayLevels, Levels: []time.Duration{time.Second, 5 * time.Second, 10 * time.Second}}
+	if fmt.Sprint(c.Engine.Delay) != fmt.Sprint(want) {
+		t.Errorf("delay policy %+v, want %+v (levels are the default with RocketMQ)", c.Engine.Delay, want)
+	}
+	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
+		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() {
+		t.Errorf("config %+v", c)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        string // in the error besides the name; "" = the value itself
+	}{
+		{"SEATFLOW_ADDR", "localhost", ""},
+		{"SEATFLOW_ADDR", "127.0.0.1:99999", ""},
+		{"SEATFLOW_DB", "postgres://x/y", ""},
+		{"SEATFLOW_DB", "data/seatflow.db", ""},
+		{"SEATFLOW_DB", "mysql://root:hunter2hunter2@tcp(db:3306)sf", "root:***@"},
+		{"SEATFLOW_REDIS", "localhost:6379", ""},
+		{"SEATFLOW_REDIS", "memcached://x", ""},
+		{"SEATFLOW_MQ", "kafka://127.0.0.1:9092", ""},
+		{"SEATFLOW_MQ", "rocketmq://127.0.0.1", ""},
+		{"SEATFLOW_DELAY_MODE", "exact", ""},
+		{"SEATFLOW_DELAY_LEVELS", "1s 5x", ""},
+		{"SEATFLOW_DELAY_LEVELS", "5s 1s", ""},
+		{"SEATFLOW_DELAY_SLACK", "-1s", ""},
+		{"SEATFLOW_DELAY_SLACK", "soon", ""},
+		{"SEATFLOW_HOLD_TTL", "0s", ""},
+		{"SEATFLOW_HOLD_TTL", "-5m", ""},
+		{"SEATFLOW_HOLD_TTL", "15", ""},
+		{"SEATFLOW_PURCHASE_LIMIT", "0", ""},
+		{"SEATFLOW_PURCHASE_LIMIT", "six", ""},
+		{"SEATFLOW_MAX_SEATS_PER_ORDER", "-1", ""},
+		{"SEATFLOW_REQUEST_TIMEOUT", "0", ""},
+		{"SEATFLOW_SHUTDOWN_TIMEOUT", "1 minute", ""},
+		{"SEATFLOW_LOG_LEVEL", "loud", ""},
+		{"SEATFLOW_ROCKETMQ_TOPIC", "bad topic", ""},
+		{"SEATFLOW_ROCKETMQ_GROUP", strings.Repeat("g", 128), ""},
+		{"SEATFLOW_API_TOKEN", "short", "at least 16"},
+		{"SEATFLOW_PAYMENT_SECRET", "short", "at least 16"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			_, err := LoadConfig(mapEnv(map[string]string{tc.name: tc.value}))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			want := tc.want
+			if want == "" {
+				want = tc.value
+			}
+			if msg := err.Error(); !strings.Contains(msg, tc.name) || !strings.Contains(msg, want) {
+				t.Errorf("error %q does not name %s and %q", msg, tc.name, want)
+			}
+			if strings.Contains(err.Error(), "hunter2") || (strings.Contains(tc.name, "SECRET") || strings.Contains(tc.name, "TOKEN")) && strings.Contains(err.Error(), tc.value) {
+				t.Errorf("error %q leaks a secret", err)
+			}
+		})
+	}
+}
+
+func TestConfigLogNeverShowsSecrets(t *testing.T) {
+	c, err := LoadConfig(mapEnv(map[string]string{
+		"SEATFLOW_DB":             "mysql://sf:dbpass-12345@tcp(127.0.0.1:3306)/seatflow",
+		"SEATFLOW_REDIS":          "redis://:redispass-123@127.0.0.1:6379/0",
+		"SEATFLOW_API_TOKEN":      testToken,
+		"SEATFLOW_PAYMENT_SECRET": testSecret,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	NewLogger(&buf, slog.LevelInfo).Info("starting", "config", c, "token", c.APIToken)
+	fmt.Fprintf(&buf, "%v %+v %s", c, c, c.PaymentSecret)
+	for _, secret := range []string{"dbpass-12345", "redispass-123", testToken, testSecret} {
+		if strings.Contains(buf.String(), secret) {
+			t.Errorf("output shows %q:\n%s", secret, buf.String())
+		}
+	}
+	if !strings.Contains(buf.String(), "sf:***@tcp(127.0.0.1:3306)") {
+		t.Errorf("redacted DB URL missing:\n%s", buf.String())
+	}
+}

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+)
+
+// errUnauthorized is raised by the HTTP layer itself (as is bad_signature,
+// see badSignature); every other error comes from core.
+var errUnauthorized = &core.Error{Kind: core.KindUnauthorized, Code: "unauthorized",
+	Message: "missing or invalid bearer token"}
+
+// errorBody is the shape of every API error response.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Seats   []string `json:"seats,omitempty"` // seat_unavailable: the seats that were taken
+}
+
+// statusOf is the one place that turns an error into an HTTP status and body.
+// Internal details never reach the client: a 500 says only "internal error"
+// and the request log has the rest.
+func statusOf(err error) (int, errorDetail) {
+	var ce *core.Error
+	if errors.As(err, &ce) && ce.Kind != core.KindInternal {
+		return kindStatus(ce.Kind), errorDetail{Code: ce.Code, Message: ce.Message, Seats: ce.Seats}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusRequestEntityTooLarge:
+			return he.Code, errorDetail{Code: "body_too_large", Message: "request body is too large"}
+		case http.StatusNotFound:
+			return he.Code, errorDetail{Code: "not_found", Message: "no such route"}
+		case http.StatusMethodNotAllowed:
+			return he.Code, errorDetail{Code: "method_not_allowed", Message: "method not allowed on this route"}
+		}
+		if he.Code < http.StatusInternalServerError {
+			return he.Code, errorDetail{Code: "invalid_request", Message: http.StatusText(he.Code)}
+		}
+	}
+	// A store that does not answer within the request's deadline is an
+	// outage, not a bug: tell the client to retry.
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusServiceUnavailable, errorDetail{Code: core.ErrStoreUnavailable.Code,
+			Message: "a backing store did not answer in time"}
+	}
+	return http.StatusInternalServerError, errorDetail{Code: "internal", Message: "internal error"}
+}
+
+func kindStatus(k core.Kind) int {
+	switch k {
+	case core.KindInvalid:
+		return http.StatusBadRequest
+	case core.KindNotFound:
+		return http.StatusNotFound
+	case core.KindConflict:
+		return http.StatusConflict
+	case core.KindLimit:
+		return http.StatusUnprocessableEntity
+	case core.KindUnauthorized:
+		return http.StatusUnauthorized
+	case core.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// handleError is echo's HTTPErrorHandler: every error a handler or
+// middleware returns is written here, as JSON. (Console pages, when they
+// come, will render their own error pages before returning.)
+func handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, detail := statusOf(err)
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, errorBody{Error: detail})
+}

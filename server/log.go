@@ -1,0 +1,33 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"seatflow/core"
+)
+
+// NewLogger returns a JSON logger whose every line carries the trace id of
+// the context it is logged with, so one request's lines (and the timeout hops
+// it started) can be found together.
+func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
+}
+
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := core.TraceID(ctx); id != "" {
+		r.AddAttrs(slog.String("trace_id", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return traceHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h traceHandler) WithGroup(name string) slog.Handler {
+	return traceHandler{h.Handler.WithGroup(name)}
+}

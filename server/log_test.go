@@ -1,0 +1,57 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"seatflow/core"
+)
+
+func TestLoggerAddsTraceID(t *testing.T) {
+	tests := []struct {
+		name  string
+		ctx   context.Context
+		trace any // nil: no trace_id attribute
+	}{
+		{"with trace", core.WithTraceID(context.Background(), "abc123"), "abc123"},
+		{"without trace", context.Background(), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := NewLogger(&buf, slog.LevelDebug).With("component", "test")
+			logger.InfoContext(tc.ctx, "hello", "k", "v")
+			var line map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+				t.Fatalf("not JSON: %q", buf.String())
+			}
+			if line["trace_id"] != tc.trace || line["component"] != "test" {
+				t.Errorf("line %v: trace_id %v, want %v", line, line["trace_id"], tc.trace)
+			}
+		})
+	}
+}
+
+// A request's log line carries the trace id the response reports.
+func TestRequestLogHasTraceID(t *testing.T) {
+	var buf bytes.Buffer
+	a := newTestApp(t)
+	a.app.Handler = NewServer(a.app.cfg, Deps{Engine: a.app.engine, DB: a.app.DB, Hub: a.app.hub,
+		Registry: prometheus.NewRegistry(), Logger: NewLogger(&buf, slog.LevelInfo)})
+	rec := a.do("GET", "/api/v1/shows", "", "X-Request-ID", "trace-42")
+	if rec.Header().Get("X-Request-ID") != "trace-42" {
+		t.Fatalf("X-Request-ID %q", rec.Header().Get("X-Request-ID"))
+	}
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("not one JSON line: %q", buf.String())
+	}
+	if line["trace_id"] != "trace-42" || line["msg"] != "request" || line["status"] != 200.0 {
+		t.Errorf("log line %v", line)
+	}
+}

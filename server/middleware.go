@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"seatflow/core"
+)
+
+// clientRequestID is what we accept from a caller's X-Request-ID; anything
+// else is replaced, so a hostile header cannot forge or flood log lines.
+var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// traceID takes the caller's X-Request-ID (or makes one), echoes it in the
+// response and puts it into the request context for core and the logger.
+func traceID() echo.MiddlewareFunc {
+	return middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+		Generator: core.NewTraceID,
+		RequestIDHandler: func(c echo.Context, id string) {
+			if !clientRequestID.MatchString(id) {
+				id = core.NewTraceID()
+				c.Response().Header().Set(echo.HeaderXRequestID, id)
+			}
+			r := c.Request()
+			c.SetRequest(r.WithContext(core.WithTraceID(r.Context(), id)))
+		},
+	})
+}
+
+// httpMetrics are the server's own collectors, beside the engine's.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seatflow_http_requests_total", Help: "HTTP requests, by route, method and status."},
+			[]string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "seatflow_http_request_duration_seconds", Help: "HTTP request latency, by route.",
+			Buckets: prometheus.DefBuckets}, []string{"route"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// quietRoute reports the routes polled by probes and scrapers; their
+// successes would drown the log at info level.
+func quietRoute(route string) bool {
+	switch route {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
+
+// requestLog logs and counts every request once it is answered. Errors are
+// written by the error handler first (HandleError), so the status is final.
+func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		HandleError:  true,
+		LogLatency:   true,
+		LogMethod:    true,
+		LogURIPath:   true,
+		LogRoutePath: true,
+		LogStatus:    true,
+		LogError:     true,
+		LogRemoteIP:  true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			// Labels come from the route table, not the request, so a
+			// scanner cannot blow up the number of series.
+			route, method := v.RoutePath, v.Method
+			if route == "" {
+				route = "unmatched"
+			}
+			switch method {
+			case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+			default:
+				method = "other"
+			}
+			m.requests.WithLabelValues(route, method, strconv.Itoa(v.Status)).Inc()
+			m.duration.WithLabelValues(route).Observe(v.Latency.Seconds())
+
+			ctx := c.Request().Context()
+			level := slog.LevelInfo
+			switch {
+			case v.Status >= 500 && ctx.Err() == nil:
+				level = slog.LevelError
+			case v.Status >= 400:
+				level = slog.LevelWarn
+			case quietRoute(route):
+				level = slog.LevelDebug
+			}
+			attrs := []slog.Attr{
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+				slog.String("remote_ip", v.RemoteIP),
+			}
+			if v.Error != nil {
+				attrs = append(attrs, slog.String("err", v.Error.Error()))
+			}
+			logger.LogAttrs(ctx, level, "request", attrs...)
+			return nil
+		},
+	})
+}
+
+// recoverPanics turns a handler panic into a logged 500 instead of a dropped
+// connection.
+func recoverPanics(logger *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			logger.ErrorContext(c.Request().Context(), "handler panic", "err", err, "stack", string(stack))
+			return fmt.Errorf("panic: %w", err)
+		},
+	})
+}
+
+// bearerAuth admits requests carrying "Authorization: Bearer <token>". The
+// comparison is constant-time so the token cannot be guessed byte by byte.
+func bearerAuth(token Secret) echo.MiddlewareFunc {
+	want := []byte(token.Reveal())
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			scheme, got, ok := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
+			if !ok || !strings.EqualFold(scheme, "Bearer") ||
+				subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="seatflow"`)
+				return errUnauthorized
+			}
+			return next(c)
+		}
+	}
+}
+
+// deadline bounds the work of one API call, so a hung store turns into a
+// 503 instead of a pile of stuck requests.
+func deadline(d time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx, cancel := context.WithTimeout(c.Request().Context(), d)
+			defer cancel()
+			c.SetRequest(c.Request().WithContext(ctx))
+			return next(c)
+		}
+	}
+}

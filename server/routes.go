@@ -1,0 +1,38 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"seatflow/web"
+)
+
+// routes is the whole URL space of SeatFlow, in one place.
+func (s *Server) routes() {
+	e := s.echo
+
+	// Operations: no auth, so probes and scrapers need no credentials.
+	e.GET("/healthz", s.handleHealthz)
+	e.GET("/readyz", s.handleReadyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
+
+	// JSON API for the ticketing front end and the payment gateway. The
+	// middleware is per route, not on the group: a group's catch-all would
+	// turn "wrong method" (405) into 404.
+	api := e.Group("/api/v1")
+	mw := []echo.MiddlewareFunc{bearerAuth(s.cfg.APIToken),
+		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
+	api.GET("/shows", s.handleShows, mw...)
+	api.GET("/shows/:id/seats", s.handleSeats, mw...)
+	api.POST("/orders", s.handlePlaceOrder, mw...)
+	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
+	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)
+	api.POST("/payments/callback", s.handlePaymentCallback, mw...)
+
+	// Staff console (HTML, own sessions and error pages); see console.go.
+	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
+	RegisterConsole(e, ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Logger: s.logger})
+}

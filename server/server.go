@@ -1,0 +1,80 @@
+// Package server is SeatFlow's HTTP side: the JSON API, health and metrics
+// endpoints, the staff console, and the wiring of the binary (App). It
+// depends on core, never the reverse. The URL space is laid out in
+// routes.go (the console's pages in RegisterConsole); every API error is
+// mapped to a status in errors.go.
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"seatflow/core"
+	"seatflow/core/store"
+)
+
+// apiBodyLimit bounds API request bodies: the largest legitimate one (an
+// order for a handful of seats) is a few hundred bytes.
+const apiBodyLimit = "64K"
+
+// maxClockSkew is how far a payment callback's timestamp may be from our
+// clock; it limits how long a captured callback can be replayed.
+const maxClockSkew = 5 * time.Minute
+
+// Deps are what the handlers work with.
+type Deps struct {
+	Engine *core.Engine
+	DB     *store.DB // console reads and staff accounts
+	Hub    *SeatHub  // live seat maps; the engine's Notifier
+	// Registry is the private registry /metrics serves; the server
+	// registers its HTTP metrics on it.
+	Registry *prometheus.Registry
+	Logger   *slog.Logger
+}
+
+// Server is the HTTP handler: echo plus the dependencies and settings the
+// handlers use.
+type Server struct {
+	engine   *core.Engine
+	db       *store.DB
+	hub      *SeatHub
+	registry *prometheus.Registry
+	logger   *slog.Logger
+	echo     *echo.Echo
+	cfg      Config
+}
+
+// NewServer builds the handler with every route of routes.go.
+func NewServer(cfg Config, d Deps) *Server {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = handleError
+	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg}
+	e.Use(traceID(), requestLog(d.Logger, newHTTPMetrics(d.Registry)), recoverPanics(d.Logger))
+	s.routes()
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// newHTTPServer sets every timeout, so a slow or idle client cannot hold a
+// connection forever. WriteTimeout applies to every response: a streaming
+// handler (the console's server-sent events) must lift it for its own
+// request with http.NewResponseController(w).SetWriteDeadline(time.Time{}).
+func newHTTPServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
