@@ -1,0 +1,139 @@
+package core
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Role is a console staff member's role. Each role can do everything the
+// one before it can: box_office < ops < admin.
+type Role string
+
+const (
+	RoleBoxOffice Role = "box_office"
+	RoleOps       Role = "ops"
+	RoleAdmin     Role = "admin"
+)
+
+// AllRoles lists every role, least privileged first.
+func AllRoles() []Role { return []Role{RoleBoxOffice, RoleOps, RoleAdmin} }
+
+// Console actions a role may be allowed; the console checks one of them on
+// every route.
+const (
+	ActView          = "view"          // dashboard, holds, orders, seat maps
+	ActForceCancel   = "force_cancel"  // cancel a pending order as staff
+	ActDiscrepancies = "discrepancies" // see and resolve payment discrepancies
+	ActReconcile     = "reconcile"     // see reconcile runs, start one
+	ActAudit         = "audit"         // read the audit log
+	ActStaff         = "staff"         // manage staff accounts
+)
+
+// Can is the permission table. Unknown roles and actions may do nothing.
+func (r Role) Can(action string) bool {
+	switch action {
+	case ActView, ActForceCancel:
+		return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin
+	case ActDiscrepancies, ActReconcile, ActAudit:
+		return r == RoleOps || r == RoleAdmin
+	case ActStaff:
+		return r == RoleAdmin
+	}
+	return false
+}
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin }
+
+// ParseRole checks a role name from a form or the command line.
+func ParseRole(s string) (Role, error) {
+	if r := Role(s); r.Valid() {
+		return r, nil
+	}
+	return "", &Error{Kind: KindInvalid, Code: ErrBadRole.Code,
+		Message: fmt.Sprintf("role %q is not one of box_office, ops, admin", s)}
+}
+
+// Staff is a console account. The password hash never leaves the store
+// except through the login check.
+type Staff struct {
+	ID        int64
+	Username  string
+	Role      Role
+	CreatedAt time.Time
+	Disabled  bool
+}
+
+var usernamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,63}$`)
+
+// ValidUsername checks a new account's name: lower-case letters, digits and
+// . _ -, 2 to 64 characters, so names read the same in the audit log and in
+// "staff:<name>" cancel actors.
+func ValidUsername(name string) error {
+	if !usernamePattern.MatchString(name) {
+		return &Error{Kind: KindInvalid, Code: ErrBadUsername.Code,
+			Message: fmt.Sprintf("username %q: use 2-64 lower-case letters, digits, '.', '_' or '-'", name)}
+	}
+	return nil
+}
+
+// MinPasswordLen is the shortest password a new account may have.
+const MinPasswordLen = 10
+
+// ValidPassword checks a new account's password: at least MinPasswordLen
+// characters, and at most the 72 bytes bcrypt looks at.
+func ValidPassword(pw string) error {
+	if len(pw) < MinPasswordLen || len(pw) > 72 {
+		return ErrWeakPassword
+	}
+	return nil
+}
+
+// Session is a logged-in browser. Only the SHA-256 of its token is kept.
+type Session struct {
+	TokenHash string
+	StaffID   int64
+	CSRFToken string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	IP        string
+	UserAgent string
+}
+
+// AuditEntry is one line of the audit log: who did what, to what, when and
+// from which address.
+type AuditEntry struct {
+	ID     int64
+	At     time.Time
+	Staff  string
+	Role   Role
+	Action string
+	Target string
+	Detail map[string]any
+	IP     string
+}
+
+// Audit actions.
+const (
+	AuditLogin              = "login"
+	AuditLoginFailed        = "login_failed"
+	AuditLogout             = "logout"
+	AuditForceCancel        = "force_cancel"
+	AuditResolveDiscrepancy = "resolve_discrepancy"
+	AuditReconcileRun       = "reconcile_run"
+	AuditStaffAdd           = "staff_add"
+	AuditStaffDisable       = "staff_disable"
+	AuditStaffEnable        = "staff_enable"
+)
+
+// Staff errors.
+var (
+	ErrBadUsername  = &Error{Kind: KindInvalid, Code: "bad_username", Message: "username is not valid"}
+	ErrBadRole      = &Error{Kind: KindInvalid, Code: "bad_role", Message: "role is not valid"}
+	ErrWeakPassword = &Error{Kind: KindInvalid, Code: "weak_password",
+		Message: fmt.Sprintf("password needs %d to 72 characters", MinPasswordLen)}
+	ErrStaffExists   = &Error{Kind: KindConflict, Code: "staff_exists", Message: "a staff account with this name exists"}
+	ErrStaffNotFound = &Error{Kind: KindNotFound, Code: "staff_not_found", Message: "staff account not found"}
+	ErrNoSession     = &Error{Kind: KindUnauthorized, Code: "no_session", Message: "not logged in or session expired"}
+)

@@ -1,0 +1,59 @@
+package core
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestRoleCan(t *testing.T) {
+	actions := []string{ActView, ActForceCancel, ActDiscrepancies, ActReconcile, ActAudit, ActStaff}
+	allowed := map[Role][]string{
+		RoleBoxOffice: {ActView, ActForceCancel},
+		RoleOps:       {ActView, ActForceCancel, ActDiscrepancies, ActReconcile, ActAudit},
+		RoleAdmin:     actions,
+		Role("root"):  nil,
+		Role(""):      nil,
+	}
+	for role, can := range allowed {
+		for _, a := range actions {
+			want := false
+			for _, c := range can {
+				want = want || c == a
+			}
+			if got := role.Can(a); got != want {
+				t.Errorf("%q.Can(%q) = %t, want %t", role, a, got, want)
+			}
+		}
+		if role.Can("delete_everything") {
+			t.Errorf("%q can do an unknown action", role)
+		}
+	}
+}
+
+func TestStaffValidation(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"ok username", ValidUsername("box.office-1_a"), nil},
+		{"upper case", ValidUsername("Alice"), ErrBadUsername},
+		{"one letter", ValidUsername("a"), ErrBadUsername},
+		{"space", ValidUsername("a b"), ErrBadUsername},
+		{"leading dot", ValidUsername(".ab"), ErrBadUsername},
+		{"65 chars", ValidUsername("a" + string(make([]byte, 64))), ErrBadUsername},
+		{"ok password", ValidPassword("0123456789"), nil},
+		{"short password", ValidPassword("012345678"), ErrWeakPassword},
+		{"73 bytes", ValidPassword(string(make([]byte, 73))), ErrWeakPassword},
+	} {
+		if !errors.Is(c.err, c.want) || (c.want == nil) != (c.err == nil) {
+			t.Errorf("%s: %v, want %v", c.name, c.err, c.want)
+		}
+	}
+	if r, err := ParseRole("ops"); r != RoleOps || err != nil {
+		t.Errorf("ParseRole(ops) = %q, %v", r, err)
+	}
+	if _, err := ParseRole("root"); !errors.Is(err, ErrBadRole) || ErrorKind(err) != KindInvalid {
+		t.Errorf("ParseRole(root) = %v", err)
+	}
+}

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"seatflow/core"
+)
+
+type staffRow struct {
+	ID           int64  `db:"id"`
+	Username     string `db:"username"`
+	PasswordHash string `db:"password_hash"`
+	Role         string `db:"role"`
+	CreatedAt    int64  `db:"created_at"`
+	Disabled     bool   `db:"disabled"`
+}
+
+func (r staffRow) staff() core.Staff {
+	return core.Staff{ID: r.ID, Username: r.Username, Role: core.Role(r.Role),
+		CreatedAt: fromMS(r.CreatedAt), Disabled: r.Disabled}
+}
+
+const staffCols = `id, username, password_hash, role, created_at, disabled`
+
+// CreateStaff adds an account with an already hashed password; a taken
+// username is core.ErrStaffExists.
+func (db *DB) CreateStaff(ctx context.Context, s core.Staff, passwordHash string) (core.Staff, error) {
+	res, err := db.w.ExecContext(ctx,
+		`INSERT INTO staff (username, password_hash, role, created_at, disabled) VALUES (?, ?, ?, ?, ?)`,
+		s.Username, passwordHash, string(s.Role), ms(s.CreatedAt), s.Disabled)
+	if isDuplicate(err) {
+		return core.Staff{}, fmt.Errorf("staff %q: %w", s.Username, core.ErrStaffExists)
+	}
+	if err != nil {
+		return core.Staff{}, fmt.Errorf("store: create staff %q: %w", s.Username, err)
+	}
+	if s.ID, err = res.LastInsertId(); err != nil {
+		return core.Staff{}, fmt.Errorf("store: create staff %q: id: %w", s.Username, err)
+	}
+	return s, nil
+}
+
+// StaffLogin returns the account and its password hash for the login check,
+// disabled accounts included (the caller refuses them), or
+// core.ErrStaffNotFound.
+func (db *DB) StaffLogin(ctx context.Context, username string) (core.Staff, string, error) {
+	var r staffRow
+	err := db.r.GetContext(ctx, &r, `SELECT `+staffCols+` FROM staff WHERE username = ?`, username)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.Staff{}, "", fmt.Errorf("staff %q: %w", username, core.ErrStaffNotFound)
+	}
+	if err != nil {
+		return core.Staff{}, "", fmt.Errorf("store: staff %q: %w", username, err)
+	}
+	return r.staff(), r.PasswordHash, nil
+}
+
+// StaffList returns every account, by username.
+func (db *DB) StaffList(ctx context.Context) ([]core.Staff, error) {
+	var rs []staffRow
+	if err := db.r.SelectContext(ctx, &rs, `SELECT `+staffCols+` FROM staff ORDER BY username`); err != nil {
+		return nil, fmt.Errorf("store: staff list: %w", err)
+	}
+	out := make([]core.Staff, len(rs))
+	for i, r := range rs {
+		out[i] = r.staff()
+	}
+	return out, nil
+}
+
+// SetStaffDisabled disables or re-enables an account and returns it.
+// Disabling also ends every session of the account in the same transaction,
+// so a disabled member of staff is logged out everywhere at once.
+func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (core.Staff, error) {
+	var s core.Staff
+	err := db.withTx(ctx, func(x *sqlx.Tx) error {
+		res, err := x.ExecContext(ctx, `UPDATE staff SET disabled = ? WHERE id = ?`, disabled, id)
+		if err != nil {
+			return err
+		}
+		if found, err := oneRow(res, "disable staff"); err != nil {
+			return err
+		} else if !found {
+			return fmt.Errorf("staff %d: %w", id, core.ErrStaffNotFound)
+		}
+		if disabled {
+			if _, err := x.ExecContext(ctx, `DELETE FROM staff_session WHERE staff_id = ?`, id); err != nil {
+				return err
+			}
+		}
+		var r staffRow
+		if err := x.GetContext(ctx, &r, `SELECT `+staffCols+` FROM staff WHERE id = ?`, id); err != nil {
+			return err
+		}
+		s = r.staff()
+		return nil
+	})
+	if err != nil {
+		return core.Staff{}, fmt.Errorf("store: set staff %d disabled=%t: %w", id, disabled, err)
+	}
+	return s, nil
+}
+
+// CreateSession stores a new login.
+func (db *DB) CreateSession(ctx context.Context, s core.Session) error {
+	_, err := db.w.ExecContext(ctx,
+		`INSERT INTO staff_session (token_hash, staff_id, csrf_token, created_at, expires_at, ip, user_agent)
+		 VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		s.TokenHash, s.StaffID, s.CSRFToken, ms(s.CreatedAt), ms(s.ExpiresAt), s.IP, s.UserAgent)
+	if err != nil {
+		return fmt.Errorf("store: create session: %w", err)
+	}
+	return nil
+}
+
+type sessionRow struct {
+	TokenHash string `db:"token_hash"`
+	CSRFToken string `db:"csrf_token"`
+	CreatedAt int64  `db:"session_created_at"`
+	ExpiresAt int64  `db:"expires_at"`
+	IP        string `db:"ip"`
+	UserAgent string `db:"user_agent"`
+	staffRow
+}
+
+// Session returns the live session with this token hash and its account:
+// core.ErrNoSession when there is none, it has expired at now, or the
+// account is disabled.
+func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (core.Session, core.Staff, error) {
+	var r sessionRow
+	err := db.r.GetContext(ctx, &r, `
+		SELECT s.token_hash, s.csrf_token, s.created_at AS session_created_at, s.expires_at, s.ip, s.user_agent,
+		       st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled
+		FROM staff_session s JOIN staff st ON st.id = s.staff_id
+		WHERE s.token_hash = ? AND s.expires_at > ? AND st.disabled = 0`, tokenHash, ms(now))
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.Session{}, core.Staff{}, core.ErrNoSession
+	}
+	if err != nil {
+		return core.Session{}, core.Staff{}, fmt.Errorf("store: session: %w", err)
+	}
+	s := core.Session{TokenHash: r.TokenHash, StaffID: r.ID, CSRFToken: r.CSRFToken,
+		CreatedAt: fromMS(r.CreatedAt), ExpiresAt: fromMS(r.ExpiresAt), IP: r.IP, UserAgent: r.UserAgent}
+	return s, r.staff(), nil
+}
+
+// DeleteSession ends one login; deleting a missing session is not an error.
+func (db *DB) DeleteSession(ctx context.Context, tokenHash string) error {
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM staff_session WHERE token_hash = ?`, tokenHash); err != nil {
+		return fmt.Errorf("store: delete session: %w", err)
+	}
+	return nil
+}
+
+// DeleteExpiredSessions purges sessions that ended before now and reports
+// how many went.
+func (db *DB) DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, error) {
+	res, err := db.w.ExecContext(ctx, `DELETE FROM staff_session WHERE expires_at <= ?`, ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("store: delete expired sessions: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: delete expired sessions: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+	"seatflow/core/store"
+	"seatflow/static"
+	"seatflow/web"
+)
+
+// ReconcileRunner is what the console needs from the reconcile package:
+// the latest runs, newest first, and a run started from the console (trigger
+// "manual"). RunNow fails with a core.KindConflict error when another run
+// is in progress. The wiring adapts the reconcile package's types to web's.
+type ReconcileRunner interface {
+	RecentRuns(ctx context.Context, limit int) ([]web.ReconcileRun, error)
+	RunNow(ctx context.Context) (web.ReconcileRun, error)
+}
+
+// ConsoleDeps is what the console is built from. Reconcile may be nil (the
+// reconcile page then says it is not available); Logger and Clock default
+// to a discarding logger and the system clock.
+type ConsoleDeps struct {
+	Engine    *core.Engine
+	DB        *store.DB
+	Hub       *SeatHub
+	Reconcile ReconcileRunner
+	Logger    *slog.Logger
+	Clock     core.Clock
+}
+
+// console holds the console's handlers.
+type console struct {
+	ConsoleDeps
+	limiter *loginLimiter
+}
+
+// Session and page settings.
+const (
+	sessionCookie   = "sf_session"
+	loginCookie     = "sf_login"
+	langCookie      = "sf_lang"
+	sessionTTL      = 12 * time.Hour // one box-office shift
+	holdsPageSize   = 50
+	listPageSize    = 50
+	maxNoteLen      = 500
+	csrfHeader      = "X-CSRF-Token"
+	csrfField       = "_csrf"
+	loginTries      = 5
+	loginTryWindow  = time.Minute
+	sseKeepAlive    = 25 * time.Second
+	contextKeyStaff = "console.staff"
+)
+
+// RegisterConsole mounts the staff console under /console on e. Every page
+// goes through one role check (requireRole), which also checks the CSRF
+// token of every POST. The seat maps' event streams end when deps.Hub is
+// closed: close it when the HTTP server starts shutting down
+// (http.Server.RegisterOnShutdown), or the shutdown waits for them.
+func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Clock == nil {
+		deps.Clock = core.SystemClock{}
+	}
+	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock)}
+
+	g := e.Group(web.Prefix, securityHeaders, cn.errorPages, cn.loadSession)
+	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
+	g.GET("/login", cn.loginForm)
+	g.POST("/login", cn.login)
+	g.GET("/lang", cn.switchLang)
+	g.GET("", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
+
+	view, cancel := cn.requireRole(core.ActView), cn.requireRole(core.ActForceCancel)
+	disc, recon := cn.requireRole(core.ActDiscrepancies), cn.requireRole(core.ActReconcile)
+	audit, staff := cn.requireRole(core.ActAudit), cn.requireRole(core.ActStaff)
+
+	g.POST("/logout", cn.logout, view)
+	g.GET("/", cn.dashboard, view)
+	g.GET("/holds", cn.holds, view)
+	g.GET("/orders/:no", cn.order, view)
+	g.POST("/orders/:no/cancel", cn.forceCancel, cancel)
+	g.GET("/shows", cn.shows, view)
+	g.GET("/shows/:id", cn.seatMap, view)
+	g.GET("/shows/:id/events", cn.seatEvents, view)
+	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
+	g.GET("/discrepancies", cn.discrepancies, disc)
+	g.POST("/discrepancies/:id/resolve", cn.resolveDiscrepancy, disc)
+	g.GET("/reconcile", cn.reconcile, recon)
+	g.POST("/reconcile/run", cn.runReconcile, recon)
+	g.GET("/audit", cn.auditLog, audit)
+	g.GET("/staff", cn.staffList, staff)
+	g.POST("/staff", cn.staffAdd, staff)
+	g.POST("/staff/:id/disable", cn.staffDisable, staff)
+	g.POST("/staff/:id/enable", cn.staffEnable, staff)
+}
+
+// staticFiles serves the embedded assets. They change only with the binary,
+// so browsers may keep them for a while.
+func staticFiles(assets fs.FS) http.Handler {
+	files := http.FileServerFS(assets)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// consolePolicy allows scripts, styles and connections from this origin
+// only: no inline script, no eval, no framing.
+const consolePolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", consolePolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		return next(c)
+	}
+}
+
+// errorPages renders every error a console handler returns as a console
+// page, in the console's language and style, instead of the API's JSON.
+func (cn *console) errorPages(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if err == nil || c.Response().Committed {
+			return err
+		}
+		status := consoleStatus(err)
+		if status >= http.StatusInternalServerError {
+			cn.Logger.ErrorContext(c.Request().Context(), "console request failed",
+				"path", c.Request().URL.Path, "status", status, "err", err)
+		}
+		return cn.errorPage(c, status, "")
+	}
+}
+
+// consoleStatus is statusOf for pages: the same kinds, the same statuses.
+func consoleStatus(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return kindStatus(ce.Kind)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// errorPage renders the console's page for status; text is a catalog key
+// explaining more than the status does, or "".
+func (cn *console) errorPage(c echo.Context, status int, text string) error {
+	p := cn.page(c, "", "")
+	return render(c, status, web.ErrorPage(p, web.ErrorData{Status: status, Text: text,
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}))
+}
+
+// page is what the layout needs, from the request and its session.
+func (cn *console) page(c echo.Context, title, nav string) web.Page {
+	p := web.Page{
+		Lang:  web.PickLang(cookieValue(c, langCookie), c.Request().Header.Get("Accept-Language")),
+		Title: title,
+		Nav:   nav,
+		Now:   cn.Clock.Now(),
+		Loc:   time.Local,
+		Path:  c.Request().URL.RequestURI(),
+	}
+	if s, ok := c.Get(contextKeyStaff).(*staffSession); ok {
+		p.Staff, p.CSRF = s.staff, s.session.CSRFToken
+	}
+	if msg := c.QueryParam("msg"); msg != "" && web.Known("notice."+msg) {
+		p.Notice = "notice." + msg
+	}
+	return p
+}
+
+// render writes a component as a whole HTML page or fragment. It renders
+// into a buffer first, so a failing component yields an error page rather
+// than half a page.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+func cookieValue(c echo.Context, name string) string {
+	ck, err := c.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return ck.Value
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"seatflow/core"
+	"seatflow/core/store"
+)
+
+// createStaff checks and adds an account: the one path for the console's
+// staff page and `seatflow staff add`.
+func createStaff(ctx context.Context, db *store.DB, username, password, role string, now time.Time) (core.Staff, error) {
+	if err := core.ValidUsername(username); err != nil {
+		return core.Staff{}, err
+	}
+	r, err := core.ParseRole(role)
+	if err != nil {
+		return core.Staff{}, err
+	}
+	if err := core.ValidPassword(password); err != nil {
+		return core.Staff{}, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return core.Staff{}, fmt.Errorf("add staff %q: hash password: %w", username, err)
+	}
+	s, err := db.CreateStaff(ctx, core.Staff{Username: username, Role: r, CreatedAt: now}, string(hash))
+	if err != nil {
+		return core.Staff{}, fmt.Errorf("add staff %q: %w", username, err)
+	}
+	return s, nil
+}
+
+// staffFormError is the staff form's message for a refused account, or ""
+// when err is not the form's fault.
+func staffFormError(err error) string {
+	switch {
+	case errors.Is(err, core.ErrStaffExists):
+		return "staff.err_exists"
+	case errors.Is(err, core.ErrBadUsername):
+		return "staff.err_username"
+	case errors.Is(err, core.ErrBadRole):
+		return "staff.err_role"
+	case errors.Is(err, core.ErrWeakPassword):
+		return "staff.err_password"
+	}
+	return ""
+}
+
+// StaffAdd is `seatflow staff add [--role ROLE] NAME`: it creates an account
+// with a generated password and prints the password once. Generating it
+// keeps passwords out of shell history and process lists; the member of
+// staff is expected to be handed it in person.
+func StaffAdd(ctx context.Context, db *store.DB, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("staff add", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	role := fs.String("role", string(core.RoleBoxOffice), "box_office, ops or admin")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: seatflow staff add [--role box_office|ops|admin] NAME")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("staff add: %w", err)
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("staff add: give exactly one NAME (flags go before it)")
+	}
+	password := newToken()[:20]
+	s, err := createStaff(ctx, db, fs.Arg(0), password, *role, time.Now().UTC())
+	if err != nil {
+		return fmt.Errorf("staff add: %w", err)
+	}
+	if err := db.AddAudit(ctx, core.AuditEntry{At: time.Now().UTC(), Staff: "cli", Action: core.AuditStaffAdd,
+		Target: "staff:" + s.Username, Detail: map[string]any{"role": string(s.Role)}}); err != nil {
+		return fmt.Errorf("staff add: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "added %s (%s); password: %s\n", s.Username, s.Role, password)
+	return err
+}

@@ -1,0 +1,391 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+	"seatflow/core/store"
+	"seatflow/web"
+)
+
+// errBadRequest is a console request with a malformed parameter.
+var errBadRequest = echo.NewHTTPError(http.StatusBadRequest)
+
+// queryID parses an optional positive id from the query; "" is 0.
+func queryID(c echo.Context, name string) (int64, error) {
+	v := strings.TrimSpace(c.QueryParam(name))
+	if v == "" {
+		return 0, nil
+	}
+	return positiveID(v)
+}
+
+func positiveID(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errBadRequest
+	}
+	return n, nil
+}
+
+// pageParam is the 1-based page number of a list.
+func pageParam(c echo.Context) (int, error) {
+	v := c.QueryParam("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1_000_000 {
+		return 0, errBadRequest
+	}
+	return n, nil
+}
+
+// note reads a required free-text field: trimmed, at most maxNoteLen
+// characters; "" when missing.
+func note(c echo.Context, name string) string {
+	s := strings.TrimSpace(c.FormValue(name))
+	if utf8.RuneCountInString(s) > maxNoteLen {
+		s = string([]rune(s)[:maxNoteLen])
+	}
+	return s
+}
+
+func (cn *console) dashboard(c echo.Context) error {
+	ctx := c.Request().Context()
+	counts, err := cn.DB.OrderCounts(ctx, cn.Clock.Now().Add(-time.Hour))
+	if err != nil {
+		return err
+	}
+	// One page of open discrepancies is plenty to count: past it the card
+	// says "500+" and ops open the list.
+	const countUpTo = 500
+	open, err := cn.DB.Discrepancies(ctx, store.DiscrepancyOpen, countUpTo, 0)
+	if err != nil {
+		return err
+	}
+	d := web.DashboardData{Counts: counts, OpenDiscrepancies: len(open),
+		MoreDiscrepancies: len(open) == countUpTo, Reconcile: cn.Reconcile != nil}
+	if cn.Reconcile != nil {
+		runs, err := cn.Reconcile.RecentRuns(ctx, 1)
+		if err != nil {
+			// The rest of the dashboard is still worth showing.
+			cn.Logger.WarnContext(ctx, "console: reading reconcile runs", "err", err)
+		} else if len(runs) > 0 {
+			d.LastRun = &runs[0]
+		}
+	}
+	return render(c, http.StatusOK, web.DashboardPage(cn.page(c, "dashboard.title", web.NavDashboard), d))
+}
+
+func (cn *console) holds(c echo.Context) error {
+	ctx := c.Request().Context()
+	q := web.HoldsQuery{Search: strings.TrimSpace(c.QueryParam("q")), Sort: c.QueryParam("sort")}
+	var err error
+	if q.ShowID, err = queryID(c, "show"); err != nil {
+		return err
+	}
+	if q.UserID, err = queryID(c, "user"); err != nil {
+		return err
+	}
+	if q.Page, err = pageParam(c); err != nil {
+		return err
+	}
+	if q.Sort != "created" {
+		q.Sort = "expire"
+	}
+	orders, total, err := cn.DB.PendingOrders(ctx, store.PendingQuery{Search: q.Search, ShowID: q.ShowID,
+		UserID: q.UserID, Sort: q.Sort, Limit: holdsPageSize, Offset: (q.Page - 1) * holdsPageSize})
+	if err != nil {
+		return err
+	}
+	shows, err := cn.Engine.Shows(ctx)
+	if err != nil {
+		return err
+	}
+	d := web.HoldsData{Query: q, Orders: orders, Total: total, PageSize: holdsPageSize, Shows: shows}
+	return render(c, http.StatusOK, web.HoldsPage(cn.page(c, "holds.title", web.NavHolds), d))
+}
+
+// orderData loads an order, its show and its timeline.
+func (cn *console) orderData(c echo.Context) (web.OrderData, error) {
+	ctx := c.Request().Context()
+	o, events, err := cn.Engine.Order(ctx, c.Param("no"))
+	if err != nil {
+		return web.OrderData{}, err
+	}
+	show, err := cn.Engine.Store().Show(ctx, o.ShowID)
+	if err != nil {
+		return web.OrderData{}, err
+	}
+	return web.OrderData{Order: o, Show: show, Events: events}, nil
+}
+
+func (cn *console) order(c echo.Context) error {
+	d, err := cn.orderData(c)
+	if err != nil {
+		return err
+	}
+	switch o := c.QueryParam("outcome"); o {
+	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled:
+		d.Outcome = o
+	}
+	return render(c, http.StatusOK, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
+}
+
+// forceCancel is the staff cancel, in two steps: the first post (a reason,
+// no confirm) shows what will be cancelled; the second (confirm=1) runs the
+// engine's cancel-and-release. Losing the race to a payment, a timeout or
+// another click is an outcome shown on the order page, not an error.
+func (cn *console) forceCancel(c echo.Context) error {
+	d, err := cn.orderData(c)
+	if err != nil {
+		return err
+	}
+	p := cn.page(c, "order.title", web.NavHolds)
+	d.Reason = note(c, "reason")
+	if d.Reason == "" {
+		d.ReasonMissing = true
+		return render(c, http.StatusUnprocessableEntity, web.OrderPage(p, d))
+	}
+	if c.FormValue("confirm") != "1" {
+		d.Confirming = true
+		return render(c, http.StatusOK, web.OrderPage(p, d))
+	}
+	s := sessionOf(c)
+	res, err := cn.Engine.CancelAndRelease(c.Request().Context(), core.CancelRequest{OrderNo: d.Order.OrderNo,
+		Reason: core.ReasonStaff, Actor: core.ActorStaffPrefix + s.staff.Username, Note: d.Reason})
+	if err != nil {
+		return err
+	}
+	outcome := web.OutcomeCancelled
+	switch {
+	case res.Won:
+	case res.Order.Status == core.StatusPaid:
+		outcome = web.OutcomeAlreadyPaid
+	default:
+		outcome = web.OutcomeAlreadyCancelled
+	}
+	cn.audit(c, core.AuditEntry{Action: core.AuditForceCancel, Target: "order:" + d.Order.OrderNo,
+		Detail: map[string]any{"reason": d.Reason, "outcome": outcome, "seat_ids": d.Order.SeatIDs}})
+	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+outcome))
+}
+
+func (cn *console) shows(c echo.Context) error {
+	shows, err := cn.Engine.Shows(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.ShowsPage(cn.page(c, "shows.title", web.NavShows), shows))
+}
+
+// seatMapData loads a show and its live seat grid.
+func (cn *console) seatMapData(c echo.Context) (web.SeatMapData, error) {
+	ctx := c.Request().Context()
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return web.SeatMapData{}, echo.ErrNotFound
+	}
+	show, err := cn.Engine.Store().Show(ctx, id)
+	if err != nil {
+		return web.SeatMapData{}, err
+	}
+	seats, err := cn.Engine.SeatMap(ctx, id)
+	if err != nil {
+		return web.SeatMapData{}, err
+	}
+	return web.SeatMapData{Show: show, Seats: seats}, nil
+}
+
+func (cn *console) seatMap(c echo.Context) error {
+	d, err := cn.seatMapData(c)
+	if err != nil {
+		return err
+	}
+	p := cn.page(c, "shows.title", web.NavShows)
+	return render(c, http.StatusOK, web.SeatMapPage(p, d))
+}
+
+// seatPanel is the HTMX fragment describing one seat and its holder.
+func (cn *console) seatPanel(c echo.Context) error {
+	d, err := cn.seatMapData(c)
+	if err != nil {
+		return err
+	}
+	panel := web.SeatPanelData{Show: d.Show}
+	found := false
+	for _, s := range d.Seats {
+		if s.SeatID == c.Param("seat") {
+			panel.Seat, found = s, true
+			break
+		}
+	}
+	if !found {
+		return echo.ErrNotFound
+	}
+	if panel.Seat.OrderNo != "" {
+		o, err := cn.Engine.Store().Order(c.Request().Context(), panel.Seat.OrderNo)
+		if err != nil && !errors.Is(err, core.ErrOrderNotFound) {
+			return err
+		}
+		if err == nil {
+			panel.Order = &o
+		}
+	}
+	return render(c, http.StatusOK, web.SeatPanel(cn.page(c, "shows.title", web.NavShows), panel))
+}
+
+func (cn *console) discrepancies(c echo.Context) error {
+	status := c.QueryParam("status")
+	if _, present := c.QueryParams()["status"]; !present {
+		status = store.DiscrepancyOpen
+	}
+	if status != "" && status != store.DiscrepancyOpen && status != store.DiscrepancyResolved {
+		return errBadRequest
+	}
+	page, err := pageParam(c)
+	if err != nil {
+		return err
+	}
+	// One row more than a page tells whether there is a next page.
+	items, err := cn.DB.Discrepancies(c.Request().Context(), status, listPageSize+1, (page-1)*listPageSize)
+	if err != nil {
+		return err
+	}
+	d := web.DiscrepanciesData{Status: status, Items: items, Page: page}
+	if len(items) > listPageSize {
+		d.Items, d.More = items[:listPageSize], true
+	}
+	return render(c, http.StatusOK, web.DiscrepanciesPage(cn.page(c, "disc.title", web.NavDiscrepancies), d))
+}
+
+func (cn *console) resolveDiscrepancy(c echo.Context) error {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	text := note(c, "note")
+	if text == "" {
+		return c.Redirect(http.StatusSeeOther, web.URL("/discrepancies?msg=note_missing"))
+	}
+	s := sessionOf(c)
+	resolved, err := cn.DB.ResolveDiscrepancy(c.Request().Context(), id, s.staff.Username, text, cn.Clock.Now())
+	if err != nil {
+		return err
+	}
+	cn.audit(c, core.AuditEntry{Action: core.AuditResolveDiscrepancy, Target: "discrepancy:" + strconv.FormatInt(id, 10),
+		Detail: map[string]any{"note": text, "resolved": resolved}})
+	msg := "resolved"
+	if !resolved {
+		msg = "already_resolved"
+	}
+	return c.Redirect(http.StatusSeeOther, web.URL("/discrepancies?msg="+msg))
+}
+
+// reconcileRunsShown is how many runs the reconcile page lists.
+const reconcileRunsShown = 20
+
+func (cn *console) reconcile(c echo.Context) error {
+	d := web.ReconcileData{Available: cn.Reconcile != nil}
+	if d.Available {
+		var err error
+		if d.Runs, err = cn.Reconcile.RecentRuns(c.Request().Context(), reconcileRunsShown); err != nil {
+			return err
+		}
+	}
+	return render(c, http.StatusOK, web.ReconcilePage(cn.page(c, "reconcile.title", web.NavReconcile), d))
+}
+
+func (cn *console) runReconcile(c echo.Context) error {
+	if cn.Reconcile == nil {
+		return echo.ErrNotFound
+	}
+	run, err := cn.Reconcile.RunNow(c.Request().Context())
+	if core.ErrorKind(err) == core.KindConflict {
+		return c.Redirect(http.StatusSeeOther, web.URL("/reconcile?msg=reconcile_busy"))
+	}
+	if err != nil {
+		return err
+	}
+	found, fixed, errs := run.Totals()
+	cn.audit(c, core.AuditEntry{Action: core.AuditReconcileRun, Target: "reconcile_run:" + strconv.FormatInt(run.ID, 10),
+		Detail: map[string]any{"found": found, "fixed": fixed, "errors": errs}})
+	return c.Redirect(http.StatusSeeOther, web.URL("/reconcile?msg=reconcile_done"))
+}
+
+func (cn *console) auditLog(c echo.Context) error {
+	before, err := queryID(c, "before")
+	if err != nil {
+		return err
+	}
+	entries, err := cn.DB.AuditLog(c.Request().Context(), before, listPageSize+1)
+	if err != nil {
+		return err
+	}
+	d := web.AuditData{Entries: entries}
+	if len(entries) > listPageSize {
+		d.Entries = entries[:listPageSize]
+		d.Older = d.Entries[listPageSize-1].ID
+	}
+	return render(c, http.StatusOK, web.AuditPage(cn.page(c, "audit.title", web.NavAudit), d))
+}
+
+func (cn *console) staffList(c echo.Context) error {
+	return cn.renderStaff(c, http.StatusOK, web.StaffData{})
+}
+
+func (cn *console) renderStaff(c echo.Context, status int, d web.StaffData) error {
+	var err error
+	if d.Accounts, err = cn.DB.StaffList(c.Request().Context()); err != nil {
+		return err
+	}
+	return render(c, status, web.StaffPage(cn.page(c, "staff.title", web.NavStaff), d))
+}
+
+func (cn *console) staffAdd(c echo.Context) error {
+	d := web.StaffData{Username: strings.ToLower(strings.TrimSpace(c.FormValue("username"))),
+		Role: core.Role(c.FormValue("role"))}
+	s, err := createStaff(c.Request().Context(), cn.DB, d.Username, c.FormValue("password"), string(d.Role), cn.Clock.Now())
+	if key := staffFormError(err); key != "" {
+		d.FormError = key
+		return cn.renderStaff(c, http.StatusUnprocessableEntity, d)
+	}
+	if err != nil {
+		return err
+	}
+	cn.audit(c, core.AuditEntry{Action: core.AuditStaffAdd, Target: "staff:" + s.Username,
+		Detail: map[string]any{"role": string(s.Role)}})
+	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_added"))
+}
+
+func (cn *console) staffDisable(c echo.Context) error {
+	return cn.setStaffDisabled(c, true, core.AuditStaffDisable)
+}
+
+func (cn *console) staffEnable(c echo.Context) error {
+	return cn.setStaffDisabled(c, false, core.AuditStaffEnable)
+}
+
+func (cn *console) setStaffDisabled(c echo.Context, disabled bool, action string) error {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	if id == sessionOf(c).staff.ID {
+		// An admin who locks themselves out needs another admin to get back.
+		return errBadRequest
+	}
+	s, err := cn.DB.SetStaffDisabled(c.Request().Context(), id, disabled)
+	if err != nil {
+		return err
+	}
+	cn.audit(c, core.AuditEntry{Action: action, Target: "staff:" + s.Username})
+	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
+}

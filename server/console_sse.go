@@ -1,0 +1,116 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+	"seatflow/web"
+)
+
+// seatEvents streams a show's seat changes as server-sent events named
+// "seats", each holding seat buttons marked hx-swap-oob. It subscribes
+// before it reads the grid and sends the whole grid first, so no change
+// falls between the page and the stream. It ends when the browser goes,
+// when the hub drops it for falling behind (the browser reconnects and
+// gets a fresh grid), or when the hub closes at shutdown.
+func (cn *console) seatEvents(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	sub := cn.Hub.Subscribe(id)
+	defer sub.Close()
+	d, err := cn.seatMapData(c)
+	if err != nil {
+		return err
+	}
+	p := cn.page(c, "shows.title", web.NavShows)
+
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering of the stream
+	// The stream outlives the server's WriteTimeout by design.
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Time{}); err != nil {
+		cn.Logger.WarnContext(ctx, "console: cannot lift the write deadline of a seat stream", "err", err)
+	}
+	w.WriteHeader(http.StatusOK)
+	if err := writeSSE(ctx, w, web.SeatGrid(p, d, true)); err != nil {
+		return streamErr(ctx, err)
+	}
+	keepAlive := time.NewTicker(sseKeepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ch, ok := <-sub.C:
+			if !ok {
+				return nil
+			}
+			if err := writeSSE(ctx, w, seatButtons(p, ch)); err != nil {
+				return streamErr(ctx, err)
+			}
+		case <-keepAlive.C:
+			// A comment line: keeps proxies from closing an idle stream.
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+			w.Flush()
+		}
+	}
+}
+
+// streamErr drops a write error caused by the browser going away: closing
+// a tab is not a failure worth a log line.
+func streamErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// seatButtons renders one change: the new button of every seat it names.
+func seatButtons(p web.Page, ch SeatChange) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		for _, seatID := range ch.SeatIDs {
+			s := core.SeatView{Seat: core.Seat{ShowID: ch.ShowID, SeatID: seatID}, State: ch.State, OrderNo: ch.OrderNo}
+			if err := web.Seat(p, ch.ShowID, s, true).Render(ctx, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeSSE sends comp as one "seats" event. An event's data may span lines,
+// each prefixed "data: "; the browser joins them with newlines again.
+func writeSSE(ctx context.Context, w *echo.Response, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(ctx, &buf); err != nil {
+		return fmt.Errorf("render seat event: %w", err)
+	}
+	var ev strings.Builder
+	ev.WriteString("event: seats\n")
+	for line := range strings.SplitSeq(buf.String(), "\n") {
+		ev.WriteString("data: ")
+		ev.WriteString(line)
+		ev.WriteString("\n")
+	}
+	ev.WriteString("\n")
+	if _, err := io.WriteString(w, ev.String()); err != nil {
+		return fmt.Errorf("write seat event: %w", err)
+	}
+	w.Flush()
+	return nil
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"seatflow/core"
+)
+
+// SeatChange is one seat-state change as the engine reports it. It is plain
+// data (JSON-ready), so a relay can carry it between instances.
+type SeatChange struct {
+	ShowID  int64          `json:"show_id"`
+	SeatIDs []string       `json:"seat_ids"`
+	State   core.SeatState `json:"state"`
+	OrderNo string         `json:"order_no,omitempty"`
+}
+
+// SeatRelay carries seat changes to every SeatFlow instance, this one
+// included (e.g. Redis pub/sub on one channel). Publish is called on the
+// engine's request path and must not wait long; the relay's receiving side
+// hands each message it gets to SeatHub.Deliver.
+type SeatRelay interface {
+	Publish(ctx context.Context, c SeatChange) error
+}
+
+// subscriberBuffer is how many changes a subscriber may fall behind before
+// it is dropped. A dropped stream ends, the browser reconnects, and the new
+// stream starts with the whole grid, so dropping loses nothing.
+const subscriberBuffer = 256
+
+// SeatHub fans seat changes out to the console's live seat maps. It is the
+// engine's core.Notifier. Without a relay it delivers in-process; with one,
+// SeatsChanged publishes and the change comes back through Deliver on every
+// instance, so browsers attached to any instance see every change.
+type SeatHub struct {
+	relay SeatRelay
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	subs   map[int64]map[*SeatSubscription]struct{}
+	closed bool
+}
+
+var _ core.Notifier = (*SeatHub)(nil)
+
+// NewSeatHub returns a hub; relay may be nil (one instance).
+func NewSeatHub(relay SeatRelay, logger *slog.Logger) *SeatHub {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &SeatHub{relay: relay, log: logger, subs: map[int64]map[*SeatSubscription]struct{}{}}
+}
+
+// SeatsChanged implements core.Notifier. It never blocks on a subscriber.
+func (h *SeatHub) SeatsChanged(showID int64, seatIDs []string, state core.SeatState, orderNo string) {
+	if len(seatIDs) == 0 {
+		return
+	}
+	c := SeatChange{ShowID: showID, SeatIDs: slices.Clone(seatIDs), State: state, OrderNo: orderNo}
+	if h.relay != nil {
+		err := h.relay.Publish(context.Background(), c)
+		if err == nil {
+			return
+		}
+		// Other instances miss this change until their browsers reconnect;
+		// this instance's maps at least stay live.
+		h.log.Warn("seat hub: relay publish failed; delivering locally only", "show_id", showID, "err", err)
+	}
+	h.Deliver(c)
+}
+
+// Deliver hands c to this instance's subscribers of its show. A subscriber
+// whose buffer is full is dropped (its channel closed) instead of waited for.
+func (h *SeatHub) Deliver(c SeatChange) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[c.ShowID] {
+		select {
+		case s.ch <- c:
+		default:
+			h.log.Warn("seat hub: subscriber too slow; dropping it", "show_id", c.ShowID)
+			h.removeLocked(s)
+		}
+	}
+}
+
+// SeatSubscription receives the changes of one show on C until it is
+// closed, by Close, by the hub when it falls behind, or by SeatHub.Close.
+type SeatSubscription struct {
+	C      <-chan SeatChange
+	ch     chan SeatChange
+	showID int64
+	hub    *SeatHub
+}
+
+// Subscribe starts receiving showID's changes. On a closed hub the
+// subscription's channel is closed at once.
+func (h *SeatHub) Subscribe(showID int64) *SeatSubscription {
+	ch := make(chan SeatChange, subscriberBuffer)
+	s := &SeatSubscription{C: ch, ch: ch, showID: showID, hub: h}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		close(ch)
+		return s
+	}
+	if h.subs[showID] == nil {
+		h.subs[showID] = map[*SeatSubscription]struct{}{}
+	}
+	h.subs[showID][s] = struct{}{}
+	return s
+}
+
+// Close stops the subscription; closing twice is harmless.
+func (s *SeatSubscription) Close() {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	s.hub.removeLocked(s)
+}
+
+func (h *SeatHub) removeLocked(s *SeatSubscription) {
+	set := h.subs[s.showID]
+	if _, ok := set[s]; !ok {
+		return
+	}
+	delete(set, s)
+	close(s.ch)
+	if len(set) == 0 {
+		delete(h.subs, s.showID)
+	}
+}
+
+// Close ends every subscription, so open event streams finish and a server
+// shutdown does not wait for them; later subscriptions end at once.
+func (h *SeatHub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for _, set := range h.subs {
+		for s := range set {
+			h.removeLocked(s)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+// Package web holds the console's templ views: a layout, one component per
+// page, the partials HTMX swaps in, and the text catalog in English and
+// Chinese. It renders what it is given and never reads a database.
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"seatflow/core"
+)
+
+// Page is what every console page needs besides its own data.
+type Page struct {
+	Lang   Lang
+	Title  string     // catalog key of the page title
+	Nav    string     // which navigation entry is current
+	Staff  core.Staff // zero when nobody is logged in
+	CSRF   string     // the session's CSRF token ("" when logged out)
+	Now    time.Time
+	Loc    *time.Location // times are shown in this zone
+	Notice string         // catalog key of a message shown on top, or ""
+	Path   string         // the request's path and query, for the language switch
+}
+
+// Prefix is where the console is mounted.
+const Prefix = "/console"
+
+// Navigation entries.
+const (
+	NavDashboard     = "dashboard"
+	NavHolds         = "holds"
+	NavShows         = "shows"
+	NavDiscrepancies = "discrepancies"
+	NavReconcile     = "reconcile"
+	NavAudit         = "audit"
+	NavStaff         = "staff"
+)
+
+// T translates a catalog key into the page's language.
+func (p Page) T(key string) string { return Translate(p.Lang, key) }
+
+// Tf translates a catalog key holding fmt verbs and fills them in.
+func (p Page) Tf(key string, args ...any) string { return fmt.Sprintf(p.T(key), args...) }
+
+// Can reports whether the logged-in member of staff may do action.
+func (p Page) Can(action string) bool { return p.Staff.Role.Can(action) }
+
+// URL is a console path under Prefix.
+func URL(path string) string { return Prefix + path }
+
+// Time formats t in the console's zone; the zero time is a dash.
+func (p Page) Time(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.In(p.loc()).Format("2006-01-02 15:04:05")
+}
+
+// Clock is Time without the date, for times within the hour.
+func (p Page) Clock(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.In(p.loc()).Format("15:04:05")
+}
+
+func (p Page) loc() *time.Location {
+	if p.Loc == nil {
+		return time.UTC
+	}
+	return p.Loc
+}
+
+// Zone names the zone times are shown in.
+func (p Page) Zone() string { return p.Now.In(p.loc()).Format("MST -07:00") }
+
+// Money formats cents with two decimals.
+func Money(cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
+}
+
+// EpochMS is t as epoch milliseconds, the format of data-expire attributes.
+func EpochMS(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+// Duration shows a delay the way the delay levels are written: 1s, 5m, 1h30m.
+func Duration(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func itoa[T ~int | ~int64](v T) string { return strconv.FormatInt(int64(v), 10) }
