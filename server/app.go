@@ -143,7 +143,7 @@ func (a *App) Serve(ctx context.Context) error {
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	a.logger.Info("shutting down", "grace", a.cfg.ShutdownTimeout)
+	a.logger.Info("shutting down", "grace", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := a.http.Shutdown(sctx); err != nil {

@@ -94,20 +94,20 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 			m.duration.WithLabelValues(route).Observe(v.Latency.Seconds())
 
 			ctx := c.Request().Context()
+			// 4xx stay at info: client mistakes and lost seat races are
+			// business as usual. A 5xx for a client that left is not news.
 			level := slog.LevelInfo
 			switch {
 			case v.Status >= 500 && ctx.Err() == nil:
 				level = slog.LevelError
-			case v.Status >= 400:
-				level = slog.LevelWarn
-			case quietRoute(route):
+			case v.Status < 400 && quietRoute(route):
 				level = slog.LevelDebug
 			}
 			attrs := []slog.Attr{
 				slog.String("method", v.Method),
 				slog.String("path", v.URIPath),
 				slog.Int("status", v.Status),
-				slog.Duration("latency", v.Latency),
+				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),
 				slog.String("remote_ip", v.RemoteIP),
 			}
 			if v.Error != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/seats"
 	"seatflow/core/store"
 	"seatflow/core/testenv"
 )
@@ -49,6 +51,8 @@ func TestAppOnRealStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Redis is shared with other tests: leave no seat state behind.
+	t.Cleanup(func() { app.redis.Del(context.Background(), seats.KeySeats(show.ID), seats.KeyLimit(show.ID)) })
 	a := &testApp{t: t, app: app, show: show}
 
 	if rec := a.do("GET", "/readyz", ""); rec.Code != http.StatusOK {

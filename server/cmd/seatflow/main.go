@@ -124,11 +124,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if help, err := parseFlags(flag.NewFlagSet("migrate", flag.ContinueOnError), args, stdout); help || err != nil {
 		return err
 	}
-	cfg, err := server.LoadConfig(getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg)
+	_, db, err := openDB(ctx, getenv)
 	if err != nil {
 		return err
 	}
@@ -143,11 +139,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 	if help, err := parseFlags(flag.NewFlagSet("demo", flag.ContinueOnError), args, stdout); help || err != nil {
 		return err
 	}
-	cfg, err := server.LoadConfig(getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg)
+	cfg, db, err := openDB(ctx, getenv)
 	if err != nil {
 		return err
 	}
@@ -165,11 +157,7 @@ func staff(ctx context.Context, args []string, getenv func(string) string, stdou
 	if len(args) == 0 || args[0] != "add" {
 		return fmt.Errorf("usage: seatflow staff add [--role box_office|ops|admin] NAME")
 	}
-	cfg, err := server.LoadConfig(getenv)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(ctx, cfg)
+	_, db, err := openDB(ctx, getenv)
 	if err != nil {
 		return err
 	}
@@ -177,15 +165,21 @@ func staff(ctx context.Context, args []string, getenv func(string) string, stdou
 	return server.StaffAdd(ctx, db, args[1:], stdout)
 }
 
-func openDB(ctx context.Context, cfg server.Config) (*store.DB, error) {
+// openDB reads the configuration and opens the migrated database: all the
+// commands that serve nothing need.
+func openDB(ctx context.Context, getenv func(string) string) (server.Config, *store.DB, error) {
+	cfg, err := server.LoadConfig(getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
-		return nil, fmt.Errorf("SEATFLOW_DB: %w", err)
+		return cfg, nil, fmt.Errorf("SEATFLOW_DB: %w", err)
 	}
 	if err := db.Migrate(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("SEATFLOW_DB: migrate: %w", err), db.Close())
+		return cfg, nil, errors.Join(fmt.Errorf("SEATFLOW_DB: migrate: %w", err), db.Close())
 	}
-	return db, nil
+	return cfg, db, nil
 }
 
 // printGeneratedSecrets shows, once, the secrets made up because their
