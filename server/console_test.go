@@ -37,7 +37,7 @@ type consoleEnv struct {
 	db     *store.DB
 	engine *core.Engine
 	hub    *SeatHub
-	clock  *stacktest.Clock // the console's clock (sessions, rate limits), when it is a test clock
+	clock  *stacktest.Clock // the console's clock (sessions, rate limits)
 	runner *fakeRunner
 	e      *echo.Echo
 	show   core.Show
@@ -48,15 +48,6 @@ type consoleEnv struct {
 // only when a test advances it.
 func newConsoleEnv(t testing.TB) *consoleEnv {
 	t.Helper()
-	clock := stacktest.NewClock(time.Now())
-	env := newConsoleEnvWith(t, clock)
-	env.clock = clock
-	return env
-}
-
-// newConsoleEnvWith runs the console on the given clock.
-func newConsoleEnvWith(t testing.TB, clock core.Clock) *consoleEnv {
-	t.Helper()
 	st := stacktest.Embedded(t)
 	hub := NewSeatHub(nil, nil)
 	t.Cleanup(hub.Close)
@@ -66,12 +57,12 @@ func newConsoleEnvWith(t testing.TB, clock core.Clock) *consoleEnv {
 		t.Fatal(err)
 	}
 	env := &consoleEnv{t: t, stack: st, db: st.DB, engine: engine, hub: hub,
-		runner: &fakeRunner{}, staff: map[core.Role]core.Staff{}}
+		clock: stacktest.NewClock(time.Now()), runner: &fakeRunner{}, staff: map[core.Role]core.Staff{}}
 	env.show = st.NewShow(t, 3, 4)
 	env.e = echo.New()
 	env.e.HTTPErrorHandler = handleError
 	RegisterConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: env.runner,
-		Logger: slog.New(slog.DiscardHandler), Clock: clock})
+		Logger: slog.New(slog.DiscardHandler), Clock: env.clock})
 	for _, r := range core.AllRoles() {
 		env.staff[r] = env.addStaff(string(r)+"-user", r)
 	}

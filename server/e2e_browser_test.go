@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
 )
@@ -98,20 +99,33 @@ func (b tab) screenshot(name string) {
 	b.t.Logf("screenshot: %s", path)
 }
 
-// TestConsoleInBrowser drives the console in headless Chromium against a
-// real listener: log in, see a hold count down, read its timeline,
-// force-cancel it and watch an already open seat map free the seat without
-// a reload, watch a payment sell a seat live, and see box office refused
-// the reconcile page.
+// TestConsoleInBrowser drives the console in headless Chromium against the
+// whole app (NewApp: API, console, engine, timeout consumer) on a real
+// listener: log in, place an order through the API and see it count down
+// in the pending holds, read its timeline, force-cancel it and watch an
+// already open seat map free the seat without a reload, watch a payment
+// callback sell a seat live, and see box office refused the reconcile page.
 func TestConsoleInBrowser(t *testing.T) {
 	path := chromium(t)
-	// The wall clock: the page's countdowns run on it.
-	env := newConsoleEnvWith(t, core.SystemClock{})
-	srv := httptest.NewServer(env.e)
+	a := newTestApp(t)
+	staff := map[core.Role]string{}
+	for _, role := range []core.Role{core.RoleOps, core.RoleBoxOffice} {
+		hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := a.app.DB.CreateStaff(t.Context(), core.Staff{Username: "e2e-" + strings.ReplaceAll(string(role), "_", "-"),
+			Role: role, CreatedAt: time.Now()}, string(hash))
+		if err != nil {
+			t.Fatal(err)
+		}
+		staff[role] = s.Username
+	}
+	srv := httptest.NewServer(a.app.Handler)
 	t.Cleanup(srv.Close)
-	// Stream handlers end when the hub closes; close it before the server
-	// waits for its connections.
-	t.Cleanup(env.hub.Close)
+	// Seat-map streams end when the hub closes; close it before the server
+	// waits for its connections (cleanups run last-registered first).
+	t.Cleanup(a.app.hub.Close)
 	dir := screenshotDir(t)
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
@@ -153,10 +167,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	desk := newTab("desk")
 	desk.do("login page", chromedp.Navigate(srv.URL+"/console/login"), chromedp.WaitVisible(chromedp.ID("username")))
 	desk.screenshot("01-login")
-	login(desk, env.staff[core.RoleOps].Username)
+	login(desk, staff[core.RoleOps])
 
-	hold := env.place(41, "A-1", "A-2")
-	toPay := env.place(42, "B-3")
+	hold := a.place(41, "A-1", "A-2")["order_no"].(string)
+	toPay := a.place(42, "B-3")
+	toPayNo := toPay["order_no"].(string)
 	desk.do("dashboard", chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("stat-pending")))
 	if got := desk.text("#stat-pending"); got != "2" {
 		t.Errorf("dashboard pending holds %q, want 2", got)
@@ -167,7 +182,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// through its event stream alone.
 	seatMap := newTab("seat map")
 	seatMap.do("open the seat map",
-		chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", srv.URL, env.show.ID)),
+		chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", srv.URL, a.show.ID)),
 		chromedp.WaitVisible(chromedp.ID("seat-grid")),
 		chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`),
 	)
@@ -175,7 +190,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	seatMap.waitJS("A-1 locked", `document.getElementById('seat-A-1').classList.contains('locked')`)
 	seatMap.screenshot("03-seat-map")
 
-	holdRow := "#hold-" + hold.OrderNo
+	holdRow := "#hold-" + hold
 	desk.do("pending holds",
 		chromedp.Navigate(srv.URL+"/console/holds"),
 		chromedp.WaitVisible(chromedp.CSS(holdRow)),
@@ -227,8 +242,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		`window.__sameDocument === true && ['seat-A-1','seat-A-2'].every(id => document.getElementById(id).classList.contains('available'))`)
 	seatMap.screenshot("08-seat-map-after-cancel")
 
-	if res := env.pay(toPay); res != core.PaymentApplied {
-		t.Fatalf("payment: %s", res)
+	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-e2e","amount_cents":%v}`, toPayNo, toPay["amount_cents"])); rec.Code != 200 {
+		t.Fatalf("payment callback: %d %s", rec.Code, rec.Body)
 	}
 	seatMap.waitJS("B-3 sold without a reload",
 		`window.__sameDocument === true && document.getElementById('seat-B-3').classList.contains('sold')`)
@@ -236,14 +251,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.ID("seat-B-3")),
 		chromedp.WaitVisible(chromedp.ID("panel-order")),
 	)
-	if got := seatMap.text("#panel-order"); got != toPay.OrderNo {
-		t.Errorf("seat panel order %q, want %s", got, toPay.OrderNo)
+	if got := seatMap.text("#panel-order"); got != toPayNo {
+		t.Errorf("seat panel order %q, want %s", got, toPayNo)
 	}
 	seatMap.screenshot("09-seat-map-after-payment")
 
 	// Box office, in a browser context of its own (its own cookies).
 	box := newTab("box office", chromedp.WithNewBrowserContext())
-	login(box, env.staff[core.RoleBoxOffice].Username)
+	login(box, staff[core.RoleBoxOffice])
 	resp, err := chromedp.Run(box.ctx, chromedp.NavigateResponse(srv.URL+"/console/reconcile"))
 	if err != nil {
 		t.Fatal(err)
