@@ -73,7 +73,7 @@ func Real(t testing.TB) *Stack {
 	t.Helper()
 	mysqlURL, redisURL, mqURL := testenv.MySQL(t), testenv.Redis(t), testenv.RocketMQ(t)
 	ctx := context.Background()
-	db := openMigrated(t, freshMySQL(t, mysqlURL))
+	db := openMigrated(t, FreshMySQL(t, mysqlURL))
 	// Show ids key the shared Redis: start this database's ids at a random
 	// base so parallel tests never touch each other's seats.
 	base, _ := rand.Int(rand.Reader, big.NewInt(1<<40))
@@ -113,8 +113,8 @@ func openMigrated(t testing.TB, dsn string) *store.DB {
 	return db
 }
 
-// freshMySQL creates a database of the test's own and drops it at cleanup.
-func freshMySQL(t testing.TB, url string) string {
+// FreshMySQL creates a database of the test's own and drops it at cleanup.
+func FreshMySQL(t testing.TB, url string) string {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(strings.TrimPrefix(url, "mysql://"))
 	if err != nil {
