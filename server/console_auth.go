@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
@@ -168,10 +169,8 @@ const dummyHash = "$2a$10$gmS.mqVXNsZkLPDSDTeVyeRlZ35UfaxT6qx0q6ZG/XykjOn423YW6"
 
 func (cn *console) login(c echo.Context) error {
 	ctx := c.Request().Context()
-	username := strings.ToLower(strings.TrimSpace(c.FormValue("username")))
-	if len(username) > 64 {
-		username = username[:64]
-	}
+	// Bounded: a failed login writes the name into the audit log.
+	username := truncate(strings.ToLower(strings.TrimSpace(c.FormValue("username"))), 64)
 	d := web.LoginData{Username: username, Next: c.FormValue("next")}
 	cookie := cookieValue(c, loginCookie)
 	if cookie == "" || subtle.ConstantTimeCompare([]byte(cookie), []byte(c.FormValue(csrfField))) != 1 {
@@ -249,11 +248,13 @@ func (cn *console) audit(c echo.Context, a core.AuditEntry) {
 	}
 }
 
+// truncate keeps the first n characters of s: the column widths of the
+// console's tables are in characters.
 func truncate(s string, n int) string {
-	if len(s) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return s[:n]
+	return string([]rune(s)[:n])
 }
 
 // loginLimiter counts login attempts per key (address and username) in

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,11 +50,7 @@ func pageParam(c echo.Context) (int, error) {
 // note reads a required free-text field: trimmed, at most maxNoteLen
 // characters; "" when missing.
 func note(c echo.Context, name string) string {
-	s := strings.TrimSpace(c.FormValue(name))
-	if utf8.RuneCountInString(s) > maxNoteLen {
-		s = string([]rune(s)[:maxNoteLen])
-	}
-	return s
+	return truncate(strings.TrimSpace(c.FormValue(name)), maxNoteLen)
 }
 
 func (cn *console) dashboard(c echo.Context) error {

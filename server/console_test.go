@@ -1029,3 +1029,20 @@ func TestStaffAdd(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc"},
+		{"售票处售票处", 4, "售票处售"}, // characters, not bytes: no split rune
+		{"", 2, ""},
+	} {
+		if got := truncate(c.in, c.n); got != c.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
