@@ -12,6 +12,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/seats"
 	"seatflow/core/store"
+	"seatflow/core/stacktest"
 	"seatflow/core/testenv"
 )
 
@@ -23,7 +24,7 @@ func TestAppOnRealStack(t *testing.T) {
 	// Own topic and group: a group's start offset depends on the topic's history.
 	suffix := rand.Text()[:8]
 	cfg, err := LoadConfig(mapEnv(map[string]string{
-		"SEATFLOW_DB":             mysqlURL,
+		"SEATFLOW_DB":             stacktest.FreshMySQL(t, mysqlURL),
 		"SEATFLOW_REDIS":          redisURL,
 		"SEATFLOW_MQ":             mqURL,
 		"SEATFLOW_ROCKETMQ_TOPIC": "SF_SERVER_TEST_" + suffix,
