@@ -11,8 +11,8 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/seats"
-	"seatflow/core/store"
 	"seatflow/core/stacktest"
+	"seatflow/core/store"
 	"seatflow/core/testenv"
 )
 
