@@ -1,0 +1,175 @@
+package reconcile_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"seatflow/core"
+	"seatflow/core/reconcile"
+	"seatflow/core/stacktest"
+)
+
+// TestDeadHolderLeaseLapses: an instance that took the lease and died
+// blocks runs only until the lease expires.
+func TestDeadHolderLeaseLapses(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		f := newFixture(t, st)
+		ctx := context.Background()
+		const ttl = 300 * time.Millisecond
+		if ok, err := st.DB.AcquireLease(ctx, "reconcile", "dead-node", "its-token", ttl); err != nil || !ok {
+			t.Fatalf("take the lease as the dying instance: %v %v", ok, err)
+		}
+		_, err := f.rec.RunOnce(ctx, reconcile.TriggerManual, false)
+		if !errors.Is(err, reconcile.ErrBusy) || !strings.Contains(err.Error(), "dead-node") {
+			t.Fatalf("run while the dead instance's lease lasts: %v, want ErrBusy naming dead-node", err)
+		}
+		time.Sleep(ttl + 100*time.Millisecond)
+		f.run(t)
+	})
+}
+
+// TestScheduler: a full run at start and every Every, sweeps every
+// SweepEvery; the sweep alone ends an expired order; nothing runs after stop.
+func TestScheduler(t *testing.T) {
+	st := stacktest.Embedded(t)
+	f := newFixture(t, st)
+	f.queue.failSend.Store(true)
+	o := f.place(t, 1, "A-1")
+	f.clock.Advance(holdTTL)
+	rec, err := reconcile.New(reconcile.Deps{Engine: f.eng, DB: st.DB, Seats: st.Seats, Clock: f.clock},
+		reconcile.Options{Every: 300 * time.Millisecond, SweepEvery: 40 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := rec.Start(ctx)
+	time.Sleep(700 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the scheduler did not stop")
+	}
+	runs, err := rec.Runs(context.Background(), 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range runs {
+		count[r.Trigger]++
+		if r.Trigger == reconcile.TriggerSweep && len(r.Checks) != 1 {
+			t.Errorf("a sweep ran %d checks, want expired_pending only", len(r.Checks))
+		}
+	}
+	// A full run at start and after 300 and 600 ms; sweeps every 40 ms.
+	if count[reconcile.TriggerSchedule] < 2 || count[reconcile.TriggerSchedule] > 3 || count[reconcile.TriggerSweep] < 5 {
+		t.Errorf("runs by trigger = %v, want 2-3 schedule and several sweep", count)
+	}
+	if got, _ := st.DB.Order(context.Background(), o.OrderNo); got.Status != core.StatusCancelled {
+		t.Errorf("expired order is %s after the scheduler ran", got.Status)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if after, _ := rec.Runs(context.Background(), 500); len(after) != len(runs) {
+		t.Errorf("%d runs after the scheduler stopped, want %d", len(after), len(runs))
+	}
+}
+
+func TestRunsAreStored(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		f := newFixture(t, st)
+		ctx := context.Background()
+		f.queue.failSend.Store(true)
+		o := f.place(t, 1, "A-1")
+		f.clock.Advance(holdTTL)
+		first, err := f.rec.RunOnce(ctx, reconcile.TriggerCLI, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := f.run(t)
+		runs, err := f.rec.Runs(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 2 || runs[0].ID != second.ID || runs[1].ID != first.ID {
+			t.Fatalf("Runs = %+v, want the manual run then the dry cli run", runs)
+		}
+		got := runs[1]
+		if got.Trigger != reconcile.TriggerCLI || !got.DryRun || got.Status != reconcile.StatusOK ||
+			!got.StartedAt.Equal(first.StartedAt) || got.FinishedAt.IsZero() || len(got.Checks) != 6 {
+			t.Errorf("stored dry run = %+v", got)
+		}
+		c, ok := runs[0].Check(reconcile.CheckExpiredPending)
+		if !ok || c.Found != 1 || c.Fixed != 1 || len(c.Items) != 1 || c.Items[0].OrderNo != o.OrderNo || !c.Items[0].Fixed {
+			t.Errorf("stored expired_pending = %+v", c)
+		}
+		if _, err := f.rec.RunOnce(ctx, "cron", false); core.ErrorKind(err) != core.KindInvalid {
+			t.Errorf("RunOnce with an unknown trigger: %v, want invalid", err)
+		}
+	})
+}
+
+func TestPrintRun(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		run  reconcile.Run
+		want []string
+	}{
+		{"clean", reconcile.Run{ID: 7, Trigger: "cli", Status: "ok", StartedAt: at, FinishedAt: at.Add(42 * time.Millisecond),
+			Checks: []reconcile.CheckResult{{Name: "expired_pending", Found: 3, Fixed: 3, DurationMS: 5},
+				{Name: "open_discrepancy", Found: 1}}},
+			[]string{
+				"reconcile run 7 (cli) ok in 42ms",
+				"CHECK             FOUND  FIXED  ERRORS  MS",
+				"expired_pending   3      3      0       5",
+				"open_discrepancy  1      0      0       0",
+			}},
+		{"errors", reconcile.Run{ID: 8, Trigger: "manual", DryRun: true, Status: "errors", StartedAt: at,
+			Checks: []reconcile.CheckResult{{Name: "paid_not_sold", Found: 1, Errors: 2, Error: "seats: unavailable",
+				Items: []reconcile.Item{{OrderNo: "SF1", SeatIDs: []string{"A-1"}, Action: "mark_sold", Error: "boom"}}}}},
+			[]string{
+				"reconcile run 8 (manual, dry run: nothing changed) errors",
+				"CHECK          FOUND  FIXED  ERRORS  MS",
+				"paid_not_sold  1      0      2       0",
+				"paid_not_sold: seats: unavailable",
+				"paid_not_sold: mark_sold SF1 [A-1]: boom",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := reconcile.PrintRun(&b, tt.run); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := b.String(), strings.Join(tt.want, "\n")+"\n"; got != want {
+				t.Errorf("PrintRun:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	st := stacktest.Embedded(t)
+	eng := st.Engine(t, core.Config{}, nil)
+	deps := reconcile.Deps{Engine: eng, DB: st.DB, Seats: st.Seats}
+	tests := []struct {
+		name string
+		deps reconcile.Deps
+		opts reconcile.Options
+	}{
+		{"no engine", reconcile.Deps{DB: st.DB, Seats: st.Seats}, reconcile.Options{}},
+		{"negative grace", deps, reconcile.Options{Grace: -time.Second}},
+		{"negative page", deps, reconcile.Options{PageSize: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := reconcile.New(tt.deps, tt.opts); err == nil {
+				t.Error("New accepted it")
+			}
+		})
+	}
+}
