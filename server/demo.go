@@ -15,20 +15,22 @@ const (
 	demoRows      = 20
 	demoCols      = 30
 	demoBasePrice = 8000 // cents; front rows cost more (store.DemoSeats)
-	demoStaff     = "admin"
 )
 
 // Demo is what SetUpDemo found or made.
 type Demo struct {
 	Show        core.Show
 	ShowCreated bool
-	// StaffPassword is the new demo admin's password, shown once; empty
-	// when staff accounts existed already.
-	StaffUser, StaffPassword string
+	// Logins are the new demo accounts (one per role) with their
+	// passwords, shown once; empty when staff accounts existed already.
+	Logins []DemoLogin
 }
 
-// SetUpDemo creates the demo show when the database has no show, and an
-// admin account when it has no staff, so running it twice adds nothing.
+// DemoLogin is one demo console account.
+type DemoLogin struct{ User, Role, Password string }
+
+// SetUpDemo creates the demo show when the database has no show, and one
+// account per role when it has no staff, so running it twice adds nothing.
 func SetUpDemo(ctx context.Context, db *store.DB) (Demo, error) {
 	var d Demo
 	shows, err := db.Shows(ctx)
@@ -52,12 +54,15 @@ func SetUpDemo(ctx context.Context, db *store.DB) (Demo, error) {
 	if err != nil {
 		return d, fmt.Errorf("demo: list staff: %w", err)
 	}
-	if len(staff) == 0 {
+	if len(staff) > 0 {
+		return d, nil
+	}
+	for _, role := range core.AllRoles() { // one account per role, named after it
 		password := newToken()[:20]
-		if _, err := createStaff(ctx, db, demoStaff, password, string(core.RoleAdmin), time.Now().UTC()); err != nil {
+		if _, err := createStaff(ctx, db, string(role), password, string(role), time.Now().UTC()); err != nil {
 			return d, fmt.Errorf("demo: %w", err)
 		}
-		d.StaffUser, d.StaffPassword = demoStaff, password
+		d.Logins = append(d.Logins, DemoLogin{User: string(role), Role: string(role), Password: password})
 	}
 	return d, nil
 }

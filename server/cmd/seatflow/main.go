@@ -208,8 +208,11 @@ Try:
     -d '{"user_id":1,"show_id":%d,"seat_ids":["A-1","A-2"]}' %s/api/v1/orders
 `, verb, d.Show.ID, d.Show.Name, d.Show.Rows, d.Show.Cols, store.RowName(d.Show.Rows), d.Show.Cols,
 		base, d.Show.ID, d.Show.ID, base)
-	if d.StaffPassword != "" {
-		fmt.Fprintf(w, "Console: %s/console/  login %s, password %s (shown once)\n", base, d.StaffUser, d.StaffPassword)
+	if len(d.Logins) > 0 {
+		fmt.Fprintf(w, "Console: %s/console/  logins (passwords shown once):\n", base)
+		for _, l := range d.Logins {
+			fmt.Fprintf(w, "  %-10s password %s\n", l.User, l.Password)
+		}
 	} else {
 		fmt.Fprintf(w, "Console: %s/console/  (staff accounts exist; add one with `seatflow staff add NAME`)\n", base)
 	}
