@@ -61,7 +61,8 @@ type Options struct {
 	Every      time.Duration // full runs of the scheduler; default 5m
 	SweepEvery time.Duration // expired_pending sweeps; default 30s
 	// Grace protects work in flight (see Env.Grace); default 2m. It must
-	// exceed the longest a placement's transaction can take.
+	// exceed the longest a placement's transaction can take plus the clock
+	// skew between instances (lock times are the placing instance's clock).
 	Grace time.Duration
 	Owner string // names this instance in the lease and the runs; default host-pid
 	// LeaseTTL is how long the lease lasts without renewal: the longest a
