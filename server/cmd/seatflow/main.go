@@ -22,6 +22,7 @@ import (
 
 	"seatflow/core/store"
 	"seatflow/server"
+	"seatflow/server/bench"
 )
 
 func main() {
@@ -44,6 +45,7 @@ commands:
                   and print how to use them
   staff add [--role box_office|ops|admin] NAME
                   create a console account; its password is printed once
+  bench SCENARIO  load benchmarks against a server it starts (see BENCHMARKS.md)
   help            show this text
 
 configuration: SEATFLOW_ADDR, SEATFLOW_DB, SEATFLOW_REDIS, SEATFLOW_MQ,
@@ -69,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return demo(ctx, rest, getenv, stdout)
 	case "staff":
 		return staff(ctx, rest, getenv, stdout)
+	case "bench":
+		return bench.Run(ctx, rest, getenv, stdout)
 	case "help":
 		_, err := io.WriteString(stdout, usage)
 		return err

@@ -1,0 +1,231 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"seatflow/core"
+)
+
+// expirePhase is one set of holds left to expire.
+type expirePhase struct {
+	Name      string         `json:"name"` // burst or spread
+	Show      int64          `json:"show_id"`
+	Place     loadResult     `json:"place"`
+	Orders    int            `json:"orders"`
+	Spread    time.Duration  `json:"expire_at_spread_ns"` // last expire_at − first
+	Reasons   map[string]int `json:"cancel_reasons"`      // timeout, reconcile, ...; "pending" if never ended
+	Lateness  Summary        `json:"lateness"`            // closed_at − expire_at of timeout cancels
+	Drain     time.Duration  `json:"drain_ns"`            // last cancel − last expire_at
+	Hops      map[int]int    `json:"hops"`                // timeout messages sent per order → orders
+	HopsMean  float64        `json:"hops_mean"`
+	HopsMax   int            `json:"hops_max"`
+	HopsIdeal int            `json:"hops_ideal"` // the chain with every hop on time
+	Wait      time.Duration  `json:"wait_ns"`
+}
+
+// expireResult is the expire scenario for one delay mode.
+type expireResult struct {
+	Mode   core.DelayMode `json:"mode"`
+	Raw    queueLateness  `json:"raw_queue"`
+	Phases []expirePhase  `json:"phases"`
+}
+
+// runExpire measures one delay mode on a server of its own (the hold TTL
+// and the delay mode are server settings): the raw queue first, then a
+// burst of o.Orders holds placed as fast as possible, then o.Orders paced
+// evenly over o.Spread; each phase waits until every hold has ended.
+func runExpire(ctx context.Context, o Options, mode core.DelayMode, getenv func(string) string, p *progress) (_ expireResult, err error) {
+	res := expireResult{Mode: mode}
+	s, err := startStack(ctx, o, stackConfig{mode: mode, holdTTL: o.HoldTTL}, getenv, p)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
+	if res.Raw, err = measureQueueLateness(ctx, o, s, mode, o.Orders, p); err != nil {
+		return res, err
+	}
+	policy := serverPolicy(o.Stack, mode)
+	for _, name := range []string{"burst", "spread"} {
+		ph, err := expireOnce(ctx, o, s, name, policy, p)
+		res.Phases = append(res.Phases, ph)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// serverPolicy is the delay policy the server runs with for mode ("" is
+// its default: exact timers on the DB queue, levels on RocketMQ).
+func serverPolicy(stack string, mode core.DelayMode) core.DelayPolicy {
+	pol := core.DefaultDelayPolicy()
+	switch {
+	case mode != "":
+		pol.Mode = mode
+	case stack == StackEmbedded:
+		pol.Mode = core.DelayTimer
+	}
+	return pol
+}
+
+func expireOnce(ctx context.Context, o Options, s *stack, name string, policy core.DelayPolicy, p *progress) (expirePhase, error) {
+	ph := expirePhase{Name: name, HopsIdeal: idealHops(policy, o.HoldTTL)}
+	cols := min(o.Orders, 100)
+	show, plan, err := s.newShow(ctx, (o.Orders+cols-1)/cols, cols)
+	if err != nil {
+		return ph, err
+	}
+	ph.Show = show.ID
+	spec := loadSpec{Label: fmt.Sprintf("expire %s: place %d holds", name, o.Orders), Clients: o.Clients,
+		Ops: int64(o.Orders), Duration: o.MaxTime}
+	if name == "spread" {
+		spec.Interval = o.Spread / time.Duration(o.Orders)
+	}
+	ph.Place = runLoad(ctx, spec, p, func(ctx context.Context, i int64) (string, error) {
+		_, err := s.api.place(ctx, i+1, show.ID, []string{plan[i].SeatID})
+		return "ok", err
+	})
+	if err := ph.Place.failure(); err != nil {
+		return ph, fmt.Errorf("expire %s: place: %w", name, err)
+	}
+
+	// Wait for every hold to end, bounded: TTL + the time bound.
+	start := time.Now()
+	var pending int64
+	count := func() error {
+		return s.db.X().GetContext(ctx, &pending, `SELECT COUNT(*) FROM order_info WHERE show_id = ? AND status = ?`,
+			show.ID, int(core.StatusPending))
+	}
+	if err := count(); err != nil {
+		return ph, fmt.Errorf("expire %s: count pending: %w", name, err)
+	}
+	placed := pending
+	t := p.track(fmt.Sprintf("expire %s: holds ended", name), placed, func() (int64, string) { return placed - pending, "" })
+	deadline := time.Now().Add(o.HoldTTL + o.MaxTime)
+	for pending > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(500 * time.Millisecond)
+		if err := count(); err != nil {
+			t.done()
+			return ph, fmt.Errorf("expire %s: count pending: %w", name, err)
+		}
+	}
+	t.done()
+	ph.Wait = time.Since(start)
+	if err := collectExpiry(ctx, s, &ph); err != nil {
+		return ph, err
+	}
+	if pending > 0 {
+		return ph, fmt.Errorf("expire %s: %d holds still pending %v after the last was placed", name, pending, ph.Wait)
+	}
+	return ph, nil
+}
+
+// collectExpiry reads the phase's outcome from the database: the timeline
+// the server recorded, not what the bench saw.
+func collectExpiry(ctx context.Context, s *stack, ph *expirePhase) error {
+	var rows []struct {
+		ExpireAt int64  `db:"expire_at"`
+		ClosedAt int64  `db:"closed_at"`
+		Reason   string `db:"cancel_reason"`
+		Status   int    `db:"status"`
+	}
+	x := s.db.X()
+	if err := x.SelectContext(ctx, &rows, `SELECT expire_at, closed_at, cancel_reason, status FROM order_info WHERE show_id = ?`, ph.Show); err != nil {
+		return fmt.Errorf("expire %s: read orders: %w", ph.Name, err)
+	}
+	ph.Orders = len(rows)
+	ph.Reasons = map[string]int{}
+	var (
+		late                      []time.Duration
+		minExp, maxExp, maxClosed int64
+	)
+	for i, r := range rows {
+		if i == 0 || r.ExpireAt < minExp {
+			minExp = r.ExpireAt
+		}
+		maxExp = max(maxExp, r.ExpireAt)
+		if core.OrderStatus(r.Status) == core.StatusPending {
+			ph.Reasons["pending"]++
+			continue
+		}
+		ph.Reasons[r.Reason]++
+		maxClosed = max(maxClosed, r.ClosedAt)
+		if r.Reason == core.ReasonTimeout {
+			late = append(late, time.Duration(r.ClosedAt-r.ExpireAt)*time.Millisecond)
+		}
+	}
+	ph.Spread = time.Duration(maxExp-minExp) * time.Millisecond
+	ph.Drain = time.Duration(maxClosed-maxExp) * time.Millisecond
+	ph.Lateness = summarize(late)
+
+	var hops []int
+	if err := x.SelectContext(ctx, &hops, `SELECT COUNT(e.id) FROM order_info o
+ JOIN order_event e ON e.order_no = o.order_no AND e.kind = ?
+ WHERE o.show_id = ? GROUP BY o.order_no`, core.EventTimeoutScheduled, ph.Show); err != nil {
+		return fmt.Errorf("expire %s: read hops: %w", ph.Name, err)
+	}
+	ph.Hops = map[int]int{}
+	total := 0
+	for _, h := range hops {
+		ph.Hops[h]++
+		total += h
+		ph.HopsMax = max(ph.HopsMax, h)
+	}
+	if len(hops) > 0 {
+		ph.HopsMean = float64(total) / float64(len(hops))
+	}
+	return nil
+}
+
+// idealHops is the length of the timeout chain for a hold of ttl when every
+// hop arrives exactly on time: the fewest messages the policy can need.
+func idealHops(p core.DelayPolicy, ttl time.Duration) int {
+	hops := 0
+	for elapsed := time.Duration(0); ; {
+		d := p.Plan(ttl - elapsed).Delay
+		hops++
+		elapsed += d
+		if elapsed >= ttl || d <= 0 {
+			return hops
+		}
+	}
+}
+
+// expireRows turns one mode's expire scenario into table rows.
+func expireRows(stack string, res expireResult) []Row {
+	levels := res.Mode == core.DelayLevels && stack == StackReal
+	var rows []Row
+	for _, ph := range res.Phases {
+		scen := fmt.Sprintf("expire %s %s", res.Mode, ph.Name)
+		row := func(metric string, v float64, unit string) Row {
+			return Row{Scenario: scen, Stack: stack, Metric: metric, Value: v, Unit: unit}
+		}
+		spread := row("expire_at spread (placing took)", ph.Spread.Seconds(), "s")
+		if ph.Name == "burst" {
+			spread = spread.target("≤ 1 s (same second)", ph.Spread <= time.Second)
+		}
+		p99 := row("lateness p99", ms(ph.Lateness.P99), "ms").vs("raw queue p99", ms(res.Raw.Lateness.P99))
+		mx := row("lateness max", ms(ph.Lateness.Max), "ms").vs("raw queue max", ms(res.Raw.Lateness.Max))
+		if levels {
+			p99 = p99.target("≤ 1500 ms", ph.Lateness.P99 <= 1500*time.Millisecond)
+			mx = mx.target("≤ 2500 ms", ph.Lateness.Max <= 2500*time.Millisecond)
+		} else {
+			p99 = p99.target("≤ 1000 ms", ph.Lateness.P99 <= time.Second)
+		}
+		drain := row("drain (last cancel − last expiry)", ph.Drain.Seconds(), "s").vs("raw queue drain", res.Raw.Drain.Seconds())
+		if ph.Name == "burst" {
+			drain = drain.target("≤ 20 s", ph.Drain <= 20*time.Second)
+		}
+		rows = append(rows, spread,
+			row("cancelled by timeout", float64(ph.Reasons[core.ReasonTimeout]), "").vs("holds placed", float64(ph.Orders)),
+			row("lateness p50", ms(ph.Lateness.P50), "ms").vs("raw queue p50", ms(res.Raw.Lateness.P50)),
+			p99, mx, drain,
+			row("timeout messages per order, mean", ph.HopsMean, "hops").vs("ideal chain", float64(ph.HopsIdeal)),
+			row("timeout messages per order, max", float64(ph.HopsMax), "hops").vs("ideal chain", float64(ph.HopsIdeal)),
+		)
+	}
+	return rows
+}

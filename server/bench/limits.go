@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seatflow/core"
+	"seatflow/core/delay/dbqueue"
+	"seatflow/core/delay/rocketmq"
+	"seatflow/core/seats"
+	"seatflow/core/store"
+)
+
+// Names of the raw limits.
+const (
+	limitEval   = "redis_eval"
+	limitCommit = "db_commit"
+	limitSend   = "queue_send"
+)
+
+// limitEvalLua has lock.lua's shape: one HMGET of the seats, one HSET of
+// them, one HINCRBY of the user's counter, on throwaway keys.
+const limitEvalLua = `local held = redis.call('HMGET', KEYS[1], unpack(ARGV))
+local f = {}
+for i = 1, #ARGV do
+  f[2 * i - 1] = ARGV[i]
+  f[2 * i] = '1|SF20260101000000aaaaaaaaaaaa|42|1767225600000'
+end
+redis.call('HSET', KEYS[1], unpack(f))
+redis.call('HINCRBY', KEYS[2], 'u', #ARGV)
+return #held`
+
+// limitSpec is a phase of the raw limits: the same clients as the
+// scenarios, for o.LimitTime.
+func limitSpec(o Options, label string) loadSpec {
+	return loadSpec{Label: label, Clients: o.Clients, Duration: o.LimitTime}
+}
+
+// limitErr is a limit phase's failure: ending on its time bound is how it
+// is meant to end.
+func limitErr(r loadResult) error {
+	if r.Stopped == "time" {
+		return nil
+	}
+	return r.failure()
+}
+
+// measureEval runs limitEvalLua with 1 to 4 seats (cycling, the mean of
+// place's orders) on the stack's Redis. The embedded stack's Redis lives
+// inside the server; the bench runs the same server (miniredis) in its own
+// process instead, dialled the same way.
+func measureEval(ctx context.Context, o Options, s *stack, p *progress) (_ loadResult, err error) {
+	rdb := s.rdb
+	if rdb == nil {
+		emb, err := seats.StartEmbedded()
+		if err != nil {
+			return loadResult{}, err
+		}
+		defer emb.Close()
+		if rdb, err = seats.Dial(ctx, emb.URL()); err != nil {
+			return loadResult{}, err
+		}
+		defer func() { err = errors.Join(err, rdb.Close()) }()
+	}
+	id := randHex(4)
+	keys := []string{"sf:{bench:" + id + "}:seats", "sf:{bench:" + id + "}:limit"}
+	defer func() { err = errors.Join(err, rdb.Unlink(context.WithoutCancel(ctx), keys...).Err()) }()
+	script := redis.NewScript(limitEvalLua)
+	r := runLoad(ctx, limitSpec(o, "limit: Redis EVAL"), p, func(ctx context.Context, i int64) (string, error) {
+		n := 1 + i%4
+		args := make([]any, n)
+		for k := range n {
+			// A bounded field space keeps the hash at place's size.
+			args[k] = "S-" + strconv.FormatInt((i*4+k)%5000, 10)
+		}
+		return "ok", script.Run(ctx, rdb, keys, args...).Err()
+	})
+	return r, limitErr(r)
+}
+
+// measureCommit runs single-row INSERT+COMMIT transactions on a throwaway
+// table of the stack's database, through a pool like the server's
+// (store.Open's defaults: 32 connections on MySQL, the one writer on SQLite).
+func measureCommit(ctx context.Context, o Options, s *stack, p *progress) (_ loadResult, err error) {
+	x := s.db.X()
+	table := "bench_commit_" + randHex(4)
+	ddl := "CREATE TABLE " + table + " (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, k VARCHAR(40) NOT NULL, v BIGINT NOT NULL) ENGINE=InnoDB"
+	if s.db.Dialect() == store.SQLite {
+		ddl = "CREATE TABLE " + table + " (id INTEGER PRIMARY KEY, k TEXT NOT NULL, v BIGINT NOT NULL)"
+	}
+	if _, err := x.ExecContext(ctx, ddl); err != nil {
+		return loadResult{}, fmt.Errorf("create %s: %w", table, err)
+	}
+	defer func() {
+		if _, derr := x.ExecContext(context.WithoutCancel(ctx), "DROP TABLE "+table); derr != nil {
+			err = errors.Join(err, fmt.Errorf("drop %s: %w", table, derr))
+		}
+	}()
+	insert := "INSERT INTO " + table + " (k, v) VALUES (?, ?)"
+	r := runLoad(ctx, limitSpec(o, "limit: DB INSERT+COMMIT"), p, func(ctx context.Context, i int64) (string, error) {
+		tx, err := x.BeginTxx(ctx, nil)
+		if err != nil {
+			return "", fmt.Errorf("begin: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, insert, "SF20260101000000aaaaaaaaaaaa", i); err != nil {
+			return "", errors.Join(fmt.Errorf("insert: %w", err), tx.Rollback())
+		}
+		if err := tx.Commit(); err != nil {
+			return "", fmt.Errorf("commit: %w", err)
+		}
+		return "ok", nil
+	})
+	return r, limitErr(r)
+}
+
+// limitMsg is a timeout message of the engine's size: order numbers and
+// trace ids have a fixed length.
+func limitMsg(i int64, due time.Time) core.TimeoutMsg {
+	return core.TimeoutMsg{OrderNo: fmt.Sprintf("SF%s%012x", due.UTC().Format("20060102150405"), i),
+		Hop: 1, DueAt: due, TraceID: fmt.Sprintf("%016x", i)}
+}
+
+// measureSend sends timeout-sized messages with the delay plan the server
+// uses for its first hop. Real stack: RocketMQ on a topic of the bench's own
+// that nobody consumes. Embedded: the DB queue's Send on the server's
+// database, due a day later so the server never picks the rows up.
+func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPolicy, p *progress) (_ loadResult, err error) {
+	var (
+		q    core.DelayQueue
+		plan core.DelayPlan
+	)
+	if o.Stack == StackReal {
+		ns, err := rocketmq.ParseURL(o.RocketMQ)
+		if err != nil {
+			return loadResult{}, err
+		}
+		id := randHex(4)
+		rq, err := rocketmq.New(ctx, rocketmq.Config{NameServer: ns, Topic: "SEATFLOW_BENCH_SEND_" + id,
+			Group: "seatflow-bench-send-" + id})
+		if err != nil {
+			return loadResult{}, err
+		}
+		q, plan = rq, policy.Plan(s.cfg.holdTTL)
+	} else {
+		dq, err := dbqueue.New(s.db.X(), string(s.db.Dialect()), dbqueue.Options{Levels: policy.Levels})
+		if err != nil {
+			return loadResult{}, err
+		}
+		q, plan = dq, core.DelayPlan{Delay: 24 * time.Hour}
+	}
+	defer func() { err = errors.Join(err, q.Close()) }()
+	label := fmt.Sprintf("limit: queue send (level %d, delay %v)", plan.Level, plan.Delay)
+	r := runLoad(ctx, limitSpec(o, label), p, func(ctx context.Context, i int64) (string, error) {
+		return "ok", q.Send(ctx, limitMsg(i, time.Now().Add(plan.Delay)), plan.Level, plan.Delay)
+	})
+	return r, limitErr(r)
+}

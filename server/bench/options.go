@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"seatflow/core"
+	"seatflow/core/delay/rocketmq"
+)
+
+// Scenarios accepted on the command line.
+const (
+	ScenarioPlace  = "place"
+	ScenarioExpire = "expire"
+	ScenarioPay    = "pay"
+	ScenarioLimits = "limits"
+	ScenarioAll    = "all"
+)
+
+// Stacks under test.
+const (
+	StackEmbedded = "embedded" // SQLite file, in-process Redis, DB delay queue
+	StackReal     = "real"     // MariaDB, Redis, RocketMQ on 127.0.0.1
+)
+
+// Options is one bench invocation.
+type Options struct {
+	Scenario  string
+	Stack     string
+	Clients   int           // concurrent clients of every load phase (and of the raw limits)
+	Rows      int           // place: seat plan rows × Cols seats per show
+	Cols      int           //
+	Rounds    int           // place: shows sold out one after the other
+	PayOrders int           // pay: orders placed, then paid
+	DupEvery  int           // pay: every DupEvery-th order's callback is sent twice
+	Orders    int           // expire: holds per phase (burst and spread)
+	HoldTTL   time.Duration // expire: the server's SEATFLOW_HOLD_TTL
+	Spread    time.Duration // expire: window the spread phase's placements are paced over
+	Modes     []core.DelayMode
+	LimitTime time.Duration // how long each raw limit is measured
+	MaxTime   time.Duration // bound of every load phase (and of each wait for expiries)
+	JSON      bool
+	MySQL     string // real stack: admin DSN; the bench creates and drops its own database
+	Redis     string
+	RocketMQ  string
+}
+
+const usage = `usage: seatflow bench SCENARIO [flags]
+
+Starts the stack under test itself (seatflow serve as a child process on a
+free 127.0.0.1 port, with a fresh database), drives it over the JSON API and
+prints each figure beside the raw limit measured in the same run.
+
+scenarios:
+  place   N clients buy random 1-4 seats until a show sells out, in Rounds fresh shows;
+          then checks that no seat is sold twice and Redis equals the DB seat by seat
+  expire  Orders holds placed as fast as possible (burst), then Orders paced over
+          --spread; lateness of each cancel after its expire_at, drain time, hops
+  pay     PayOrders orders placed, then paid by signed callbacks at full speed with
+          duplicates
+  limits  raw Redis EVAL (lock.lua's shape), DB INSERT+COMMIT and queue send rates
+  all     limits, place and pay on one server, then expire for each delay mode
+
+flags:
+`
+
+// parseArgs reads "SCENARIO [flags]" (the scenario may also follow the
+// flags). help is true when -h was asked for; usage went to out.
+func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Options, help bool, err error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(out, usage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.Stack, "stack", StackEmbedded, "stack under test: embedded or real")
+	fs.IntVar(&o.Clients, "clients", 64, "concurrent clients")
+	fs.IntVar(&o.Rows, "rows", 50, "place: rows of each show")
+	fs.IntVar(&o.Cols, "cols", 100, "place: seats per row")
+	fs.IntVar(&o.Rounds, "rounds", 2, "place: shows sold out one after the other")
+	fs.IntVar(&o.PayOrders, "pay-orders", 2000, "pay: orders to place and pay")
+	fs.IntVar(&o.DupEvery, "dup-every", 9, "pay: send every n-th order's callback twice (9 = 10 % of callbacks are duplicates)")
+	fs.IntVar(&o.Orders, "orders", 10000, "expire: holds per phase")
+	fs.DurationVar(&o.HoldTTL, "ttl", 25*time.Second, "expire: hold TTL of the server")
+	fs.DurationVar(&o.Spread, "spread", 20*time.Second, "expire: window the spread phase's placements are paced over")
+	modes := fs.String("modes", "", "expire: delay modes, comma-separated (default: timer on embedded, levels,timer on real)")
+	fs.DurationVar(&o.LimitTime, "limit-time", 3*time.Second, "how long each raw limit is measured")
+	fs.DurationVar(&o.MaxTime, "max-time", 5*time.Minute, "bound of every load phase and of each wait for expiries")
+	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of a table (no progress output)")
+	fs.StringVar(&o.MySQL, "mysql", orDefault(getenv("SEATFLOW_TEST_MYSQL"), "mysql://seatflow:seatflow@tcp(127.0.0.1:3306)/seatflow"),
+		"real stack: MariaDB admin DSN (the bench creates and drops a database of its own)")
+	fs.StringVar(&o.Redis, "redis", orDefault(getenv("SEATFLOW_TEST_REDIS"), "redis://127.0.0.1:6379/0"), "real stack: Redis URL")
+	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
+
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		o.Scenario, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, true, nil
+		}
+		return o, false, err
+	}
+	rest := fs.Args()
+	if o.Scenario == "" && len(rest) > 0 {
+		o.Scenario, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return o, false, fmt.Errorf("bench: unexpected arguments %q", rest)
+	}
+	if o.Modes, err = parseModes(*modes, o.Stack); err != nil {
+		return o, false, err
+	}
+	return o, false, o.validate()
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
+
+// parseModes reads --modes; empty means the modes worth measuring on stack.
+func parseModes(v, stack string) ([]core.DelayMode, error) {
+	if v == "" {
+		if stack == StackReal {
+			return []core.DelayMode{core.DelayLevels, core.DelayTimer}, nil
+		}
+		return []core.DelayMode{core.DelayTimer}, nil
+	}
+	var out []core.DelayMode
+	for f := range strings.SplitSeq(v, ",") {
+		m := core.DelayMode(strings.TrimSpace(f))
+		if m != core.DelayLevels && m != core.DelayTimer {
+			return nil, fmt.Errorf("bench: --modes %q: want levels and/or timer", v)
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func (o Options) validate() error {
+	switch o.Scenario {
+	case ScenarioPlace, ScenarioExpire, ScenarioPay, ScenarioLimits, ScenarioAll:
+	case "":
+		return errors.New("bench: name a scenario: place, expire, pay, limits or all")
+	default:
+		return fmt.Errorf("bench: unknown scenario %q: want place, expire, pay, limits or all", o.Scenario)
+	}
+	if o.Stack != StackEmbedded && o.Stack != StackReal {
+		return fmt.Errorf("bench: --stack %q: want embedded or real", o.Stack)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"clients", o.Clients}, {"rows", o.Rows}, {"cols", o.Cols}, {"rounds", o.Rounds},
+		{"pay-orders", o.PayOrders}, {"dup-every", o.DupEvery}, {"orders", o.Orders}} {
+		if c.v <= 0 {
+			return fmt.Errorf("bench: --%s %d: must be positive", c.name, c.v)
+		}
+	}
+	if o.HoldTTL < 5*time.Second {
+		// Shorter holds expire while the burst is still being placed.
+		return fmt.Errorf("bench: --ttl %v: must be at least 5s", o.HoldTTL)
+	}
+	if o.Spread <= 0 || o.LimitTime <= 0 || o.MaxTime <= 0 {
+		return fmt.Errorf("bench: --spread, --limit-time and --max-time must be positive")
+	}
+	if o.Stack == StackReal {
+		return o.checkLoopback()
+	}
+	return nil
+}
+
+// checkLoopback keeps every load on this machine: the bench hammers what it
+// is pointed at, and a shared server is never the target.
+func (o Options) checkLoopback() error {
+	cfg, err := mysql.ParseDSN(strings.TrimPrefix(o.MySQL, "mysql://"))
+	if err != nil || !strings.HasPrefix(o.MySQL, "mysql://") {
+		return fmt.Errorf("bench: --mysql: want mysql://user:pass@tcp(127.0.0.1:3306)/db")
+	}
+	if err := loopback(cfg.Addr); err != nil {
+		return fmt.Errorf("bench: --mysql: %w", err)
+	}
+	u, err := url.Parse(o.Redis)
+	if err != nil || u.Scheme != "redis" {
+		return fmt.Errorf("bench: --redis: want redis://127.0.0.1:6379/0")
+	}
+	if err := loopback(u.Host); err != nil {
+		return fmt.Errorf("bench: --redis: %w", err)
+	}
+	ns, err := rocketmq.ParseURL(o.RocketMQ)
+	if err != nil {
+		return fmt.Errorf("bench: --rocketmq: %w", err)
+	}
+	if err := loopback(ns); err != nil {
+		return fmt.Errorf("bench: --rocketmq: %w", err)
+	}
+	return nil
+}
+
+// loopback accepts host:port only on 127.0.0.0/8, ::1 or localhost.
+func loopback(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return fmt.Errorf("address %q: want host:port", hostport)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("address %q is not loopback: the bench only targets 127.0.0.1", hostport)
+}

@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// placeRound is one show sold out.
+type placeRound struct {
+	Show      int64      `json:"show_id"`
+	Seats     int        `json:"seats"`
+	Orders    int64      `json:"orders"`
+	Conflicts int64      `json:"conflicts"`
+	Rate      float64    `json:"orders_per_s"`
+	Load      loadResult `json:"load"`
+}
+
+// placeResult is the place scenario.
+type placeResult struct {
+	Rounds    []placeRound  `json:"rounds"`
+	Latency   Summary       `json:"latency"` // every request of every round
+	Conflicts float64       `json:"conflict_rate"`
+	Mem       memWindow     `json:"server_memory"`
+	CPU       time.Duration `json:"server_cpu_ns"`
+	Check     seatCheck     `json:"check"`
+}
+
+// runPlace sells out o.Rounds fresh shows of o.Rows×o.Cols seats, one after
+// the other, with o.Clients clients buying 1 to 4 random seats each (a new
+// user per order), then checks the seat invariants.
+func runPlace(ctx context.Context, o Options, s *stack, p *progress) (placeResult, error) {
+	var res placeResult
+	s.child.mem.reset()
+	cpu0, err := s.child.mem.cpu()
+	if err != nil {
+		return res, err
+	}
+	var (
+		samples           []time.Duration
+		placedShows       []int64
+		orders, conflicts int64
+	)
+	for round := 1; round <= o.Rounds; round++ {
+		show, plan, err := s.newShow(ctx, o.Rows, o.Cols)
+		if err != nil {
+			return res, err
+		}
+		placedShows = append(placedShows, show.ID)
+		ids := make([]string, len(plan))
+		for i, st := range plan {
+			ids[i] = st.SeatID
+		}
+		pool := newSeatPool(ids)
+		label := fmt.Sprintf("place round %d/%d (show %d, %d seats)", round, o.Rounds, show.ID, len(ids))
+		r := runLoad(ctx, loadSpec{Label: label, Clients: o.Clients, Duration: o.MaxTime}, p,
+			func(ctx context.Context, i int64) (string, error) {
+				seats := pool.pick(1 + rand.IntN(4))
+				if len(seats) == 0 {
+					return "", errDone
+				}
+				_, err := s.api.place(ctx, i+1, show.ID, seats)
+				if err == nil {
+					pool.remove(seats)
+					return "ok", nil
+				}
+				if ae, ok := isStatus(err, http.StatusConflict); ok {
+					pool.remove(ae.Seats)
+					return "conflict", nil
+				}
+				return "", err
+			})
+		if err := r.failure(); err != nil {
+			return res, fmt.Errorf("place round %d: %w", round, err)
+		}
+		pr := placeRound{Show: show.ID, Seats: len(ids), Orders: r.Outcomes["ok"], Conflicts: r.Outcomes["conflict"], Load: r}
+		if r.Elapsed > 0 {
+			pr.Rate = float64(pr.Orders) / r.Elapsed.Seconds()
+		}
+		res.Rounds = append(res.Rounds, pr)
+		samples = append(samples, r.samples...)
+		orders += pr.Orders
+		conflicts += pr.Conflicts
+	}
+	if res.Mem, err = s.child.mem.window(); err != nil {
+		return res, err
+	}
+	cpu1, err := s.child.mem.cpu()
+	if err != nil {
+		return res, err
+	}
+	res.CPU = cpu1 - cpu0
+	res.Latency = summarize(samples)
+	if orders+conflicts > 0 {
+		res.Conflicts = float64(conflicts) / float64(orders+conflicts)
+	}
+	p.logf("checking seats: order_seat, paid orders, Redis vs DB")
+	if res.Check, err = checkSeats(ctx, s, placedShows); err != nil {
+		return res, err
+	}
+	total := 0
+	for _, r := range res.Rounds {
+		total += r.Seats
+	}
+	if res.Check.Taken != total {
+		return res, fmt.Errorf("shows not sold out: %d of %d seats taken", res.Check.Taken, total)
+	}
+	return res, nil
+}
+
+// placeRows turns the place scenario into table rows.
+func placeRows(stack string, res placeResult, lim limitSet) []Row {
+	slowName, slow := lim.slower()
+	row := func(metric string, v float64, unit string) Row {
+		return Row{Scenario: ScenarioPlace, Stack: stack, Metric: metric, Value: v, Unit: unit}
+	}
+	var rows []Row
+	for i, r := range res.Rounds {
+		rows = append(rows, row(fmt.Sprintf("orders placed/s, round %d", i+1), r.Rate, "/s").
+			vs("slower raw limit: "+slowName+"/s", slow.Rate).target("≥ 0.50 ratio", r.Rate >= 0.5*slow.Rate))
+	}
+	lat := []struct {
+		name string
+		v, l time.Duration
+	}{{"p50", res.Latency.P50, slow.Latency.P50}, {"p99", res.Latency.P99, slow.Latency.P99}, {"max", res.Latency.Max, slow.Latency.Max}}
+	for _, l := range lat {
+		r := row("latency "+l.name, ms(l.v), "ms").vs(slowName+" "+l.name, ms(l.l))
+		if l.name == "p99" {
+			r = r.target("< 50 ms", l.v < 50*time.Millisecond)
+		}
+		rows = append(rows, r)
+	}
+	rows = append(rows,
+		row("conflict rate (409 / requests)", 100*res.Conflicts, "%"),
+		row("server peak RSS under load", mb(res.Mem.PeakRSS), "MB").
+			vs("target", 150).target("≤ 150 MB", res.Mem.PeakRSS <= 150<<20),
+		row("seats sold or held twice", float64(res.Check.DoubleOrderRow+res.Check.DoubleSold), "").target("= 0", res.Check.DoubleOrderRow+res.Check.DoubleSold == 0),
+		row("seats whose Redis state ≠ DB", float64(res.Check.Mismatch), "").target("= 0", res.Check.Mismatch == 0),
+	)
+	return rows
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }

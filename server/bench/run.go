@@ -1,0 +1,140 @@
+// Package bench is `seatflow bench`: load scenarios against a SeatFlow
+// server it starts itself, each figure reported beside the raw limit of the
+// same store measured in the same run (the machine is shared and noisy, so
+// only ratios compare across runs). See BENCHMARKS.md.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// limitSet is the raw limits measured on one server's stores.
+type limitSet struct {
+	Eval   loadResult `json:"redis_eval"`
+	Commit loadResult `json:"db_commit"`
+	Send   loadResult `json:"queue_send"`
+}
+
+// slower is the lower of the two limits every placement must pass through
+// (a Lua lock, a DB commit).
+func (l limitSet) slower() (string, loadResult) {
+	if l.Eval.Rate < l.Commit.Rate {
+		return "Redis EVAL", l.Eval
+	}
+	return "DB commit", l.Commit
+}
+
+func limitRows(stack string, l limitSet) []Row {
+	var rows []Row
+	for _, x := range []struct {
+		name string
+		r    loadResult
+	}{{"Redis EVAL (lock.lua shape)", l.Eval}, {"DB INSERT+COMMIT", l.Commit}, {"queue send (timeout message)", l.Send}} {
+		rows = append(rows,
+			Row{Scenario: ScenarioLimits, Stack: stack, Metric: x.name + " rate", Value: x.r.Rate, Unit: "/s"},
+			Row{Scenario: ScenarioLimits, Stack: stack, Metric: x.name + " p99", Value: ms(x.r.Latency.P99), Unit: "ms"})
+	}
+	return rows
+}
+
+// Run is `seatflow bench SCENARIO [flags]`: it prints progress and the
+// final table (or only JSON with --json) to stdout.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	o, help, err := parseArgs(args, getenv, stdout)
+	if help || err != nil {
+		return err
+	}
+	p := newProgress(stdout, o.JSON)
+	rep := &Report{Date: time.Now(), Machine: machine(), Scenario: o.Scenario, Stack: o.Stack, Clients: o.Clients,
+		Details: map[string]any{}}
+	runErr := runScenarios(ctx, o, getenv, p, rep)
+	if runErr != nil {
+		rep.Errors = append(rep.Errors, runErr.Error())
+	}
+	var werr error
+	if o.JSON {
+		werr = rep.writeJSON(stdout)
+	} else {
+		werr = rep.writeTable(stdout)
+	}
+	if runErr != nil {
+		return errors.Join(fmt.Errorf("bench %s: %w", o.Scenario, runErr), werr)
+	}
+	return werr
+}
+
+func wants(o Options, scenarios ...string) bool {
+	for _, s := range scenarios {
+		if o.Scenario == s || o.Scenario == ScenarioAll {
+			return true
+		}
+	}
+	return false
+}
+
+// longHold keeps place and pay holds from expiring during the run: those
+// scenarios measure placing and paying, not the timeout chain.
+const longHold = time.Hour
+
+// runScenarios runs what o asks for, adding rows and details to rep as
+// they come, so a failure late in the run keeps what was measured before.
+func runScenarios(ctx context.Context, o Options, getenv func(string) string, p *progress, rep *Report) error {
+	if wants(o, ScenarioLimits, ScenarioPlace, ScenarioPay) {
+		if err := runMain(ctx, o, getenv, p, rep); err != nil {
+			return err
+		}
+	}
+	if wants(o, ScenarioExpire) {
+		for _, mode := range o.Modes {
+			res, err := runExpire(ctx, o, mode, getenv, p)
+			rep.Details["expire_"+string(mode)] = res
+			rep.Rows = append(rep.Rows, expireRows(o.Stack, res)...)
+			if err != nil {
+				return fmt.Errorf("expire %s: %w", mode, err)
+			}
+		}
+	}
+	return nil
+}
+
+// runMain measures the limits, then place and pay, on one long-hold server.
+func runMain(ctx context.Context, o Options, getenv func(string) string, p *progress, rep *Report) (err error) {
+	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold}, getenv, p)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
+	var lim limitSet
+	if lim.Eval, err = measureEval(ctx, o, s, p); err != nil {
+		return fmt.Errorf("limit Redis EVAL: %w", err)
+	}
+	if lim.Commit, err = measureCommit(ctx, o, s, p); err != nil {
+		return fmt.Errorf("limit DB commit: %w", err)
+	}
+	if lim.Send, err = measureSend(ctx, o, s, serverPolicy(o.Stack, ""), p); err != nil {
+		return fmt.Errorf("limit queue send: %w", err)
+	}
+	rep.Details["limits"] = lim
+	rep.Rows = append(rep.Rows, limitRows(o.Stack, lim)...)
+	if wants(o, ScenarioPlace) {
+		res, err := runPlace(ctx, o, s, p)
+		rep.Details["place"] = res
+		rep.Rows = append(rep.Rows, placeRows(o.Stack, res, lim)...)
+		if err != nil {
+			return fmt.Errorf("place: %w", err)
+		}
+	}
+	if wants(o, ScenarioPay) {
+		res, err := runPay(ctx, o, s, p)
+		rep.Details["pay"] = res
+		rep.Rows = append(rep.Rows, payRows(o.Stack, res, lim)...)
+		if err != nil {
+			return fmt.Errorf("pay: %w", err)
+		}
+	}
+	return nil
+}
