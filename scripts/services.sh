@@ -15,6 +15,7 @@
 # State (data, logs, pid files): ${SEATFLOW_SERVICES_DIR:-<repo>/.services}
 # Caches (RocketMQ jars, compiled shim): ${SEATFLOW_CACHE_DIR:-$HOME/.cache/seatflow}
 # Readiness timeout per service: ${SEATFLOW_SERVICES_TIMEOUT:-180} seconds.
+# Ports: ${SEATFLOW_MYSQL_PORT:-3306}, ${SEATFLOW_REDIS_PORT:-6379} (RocketMQ's are fixed).
 #
 # RocketMQ: `up` on a stopped RocketMQ starts from a fresh work dir (empty store: no topics, offsets or
 # messages left over from an earlier run; SEATFLOW_RMQ_KEEP_STORE=1 keeps it). `stop`/`start`/`restart
@@ -27,8 +28,10 @@ CACHE_DIR=${SEATFLOW_CACHE_DIR:-$HOME/.cache/seatflow}
 TIMEOUT=${SEATFLOW_SERVICES_TIMEOUT:-180}
 
 HOST=127.0.0.1
-MYSQL_PORT=3306
-REDIS_PORT=6379
+# Ports of MariaDB and Redis may be moved, for a private instance beside the shared one (tests that
+# stop and start their own: SEATFLOW_SERVICES_DIR=<tmp> SEATFLOW_MYSQL_PORT=<free> ... up mariadb).
+MYSQL_PORT=${SEATFLOW_MYSQL_PORT:-3306}
+REDIS_PORT=${SEATFLOW_REDIS_PORT:-6379}
 NAMESRV_PORT=9876
 BROKER_PORT=10911 # the broker also listens on BROKER_PORT-2 (fast remoting) and BROKER_PORT+1 (HA)
 NAMESRV=$HOST:$NAMESRV_PORT

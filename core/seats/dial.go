@@ -8,9 +8,17 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 
 	"seatflow/core"
 )
+
+// DialOptions tune the client; zero fields keep the URL's value or the default.
+type DialOptions struct {
+	// PoolSize caps the connections to Redis (go-redis's default: 10 per
+	// GOMAXPROCS). The URL's pool_size wins when both are set.
+	PoolSize int
+}
 
 // Dial connects to redis://[user:pass@]host:port/db and pings it with ctx.
 //
@@ -23,6 +31,11 @@ import (
 // DisableIdentity is always set: the in-process server and older Redis
 // versions do not know CLIENT SETINFO.
 func Dial(ctx context.Context, rawURL string) (redis.UniversalClient, error) {
+	return DialWith(ctx, rawURL, DialOptions{})
+}
+
+// DialWith is Dial with explicit options.
+func DialWith(ctx context.Context, rawURL string, o DialOptions) (redis.UniversalClient, error) {
 	opt, err := redis.ParseURL(rawURL)
 	if err != nil {
 		// url.Error repeats the whole URL, password included: keep only its cause.
@@ -32,6 +45,12 @@ func Dial(ctx context.Context, rawURL string) (redis.UniversalClient, error) {
 		}
 		return nil, fmt.Errorf("seats: bad redis URL (want redis://[user:pass@]host:port/db): %w", err)
 	}
+	// go-redis prints its own lines to stderr (one per failed dial during an
+	// outage, unstructured, without trace ids). Every failure also comes
+	// back to us as an error, which the engine logs with its order and
+	// trace, so the library's copy is noise. Its logger is process-wide;
+	// storing the same no-op logger again is harmless (an atomic store).
+	redis.SetLogger(&logging.VoidLogger{})
 	opt.DisableIdentity = true
 	if opt.DialTimeout == 0 {
 		opt.DialTimeout = 2 * time.Second
@@ -44,6 +63,9 @@ func Dial(ctx context.Context, rawURL string) (redis.UniversalClient, error) {
 	}
 	if opt.MaxRetries == 0 {
 		opt.MaxRetries = -1 // go-redis: -1 disables retries, 0 means its default of 3
+	}
+	if opt.PoolSize == 0 && o.PoolSize > 0 {
+		opt.PoolSize = o.PoolSize
 	}
 	client := redis.NewClient(opt)
 	if err := client.Ping(ctx).Err(); err != nil {

@@ -18,7 +18,7 @@ func (db *DB) AddAudit(ctx context.Context, a core.AuditEntry) error {
 		`INSERT INTO audit_log (at, staff, role, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		ms(a.At), a.Staff, string(a.Role), a.Action, a.Target, string(detail), a.IP)
 	if err != nil {
-		return fmt.Errorf("store: audit %s by %s: %w", a.Action, a.Staff, err)
+		return dbErr(err, "audit %s by %s", a.Action, a.Staff)
 	}
 	return nil
 }
@@ -55,7 +55,7 @@ func (db *DB) AuditLog(ctx context.Context, before int64, limit int) ([]core.Aud
 	args = append(args, limit)
 	var rs []auditRow
 	if err := db.r.SelectContext(ctx, &rs, q, args...); err != nil {
-		return nil, fmt.Errorf("store: audit log: %w", err)
+		return nil, dbErr(err, "audit log")
 	}
 	out := make([]core.AuditEntry, len(rs))
 	for i, r := range rs {

@@ -8,12 +8,15 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -101,6 +104,15 @@ func openMySQL(dsn string, opt Options) (*DB, error) {
 	// UPDATE then reports 1 for "this caller won" even when it writes values
 	// equal to the old ones.
 	cfg.ClientFoundRows = true
+	// Backstops for calls made without a deadline (every engine call has
+	// one, and the driver honours it): a server that stops answering must
+	// not hold a connection forever. The DSN's timeout, readTimeout and
+	// writeTimeout win when set. The read timeout stays above
+	// innodb_lock_wait_timeout (default 50 s), or a lock wait would read
+	// as a lost connection.
+	cfg.Timeout = orDefault(cfg.Timeout, 5*time.Second)
+	cfg.ReadTimeout = orDefault(cfg.ReadTimeout, 60*time.Second)
+	cfg.WriteTimeout = orDefault(cfg.WriteTimeout, 60*time.Second)
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: bad MySQL DSN: %w", err)
@@ -214,6 +226,58 @@ func unavailable(op string, err error) error {
 		Message: "store: " + op + ": database unavailable", Err: err}
 }
 
+// dbErr wraps the error of one database call with what the call was doing.
+// Every query and statement of this package goes through it, so a database
+// that cannot be reached (down, restarting, connection cut) is always
+// core.ErrStoreUnavailable: the API answers 503 and a retry may succeed,
+// instead of a 500 that reads like a bug. Other errors (constraints, bad
+// SQL) keep their chain, unclassified.
+func dbErr(err error, format string, args ...any) error {
+	op := fmt.Sprintf(format, args...)
+	if connectionLost(err) {
+		return unavailable(op, err)
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// MariaDB errors that mean "this server cannot serve you now", not "your
+// statement is wrong".
+const (
+	mysqlTooManyConnections = 1040
+	mysqlShutdownInProgress = 1053
+	mysqlConnectionKilled   = 1927
+)
+
+// connectionLost reports whether err says the database could not be
+// reached or the connection went away, as opposed to a statement failing.
+func connectionLost(err error) bool {
+	// The caller's own deadline or cancel is theirs to report (a context
+	// deadline is also a net.Error): the database may be fine.
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	// Dial refused or timed out, connection reset: the driver returns the
+	// *net.OpError (a net.Error) as is, or wrapped.
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case mysqlTooManyConnections, mysqlShutdownInProgress, mysqlConnectionKilled:
+			return true
+		}
+	}
+	return false
+}
+
 // InTx runs fn in one transaction: commit when fn returns nil, rollback when
 // it returns an error or panics (the panic goes on after the rollback).
 // fn's own error is returned as is, so callers' errors.Is checks keep working.
@@ -258,7 +322,7 @@ func (db *DB) withTx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 	}
 	done = true
 	if err := sx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return dbErr(err, "commit")
 	}
 	return nil
 }

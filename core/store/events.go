@@ -37,7 +37,7 @@ func addEvent(ctx context.Context, x sqlx.ExecerContext, ev core.Event) error {
 	_, err := x.ExecContext(ctx, `INSERT INTO order_event (order_no, at, kind, detail) VALUES (?, ?, ?, ?)`,
 		ev.OrderNo, ms(ev.At), ev.Kind, string(detail))
 	if err != nil {
-		return fmt.Errorf("store: add event %s of %s: %w", ev.Kind, ev.OrderNo, err)
+		return dbErr(err, "add event %s of %s", ev.Kind, ev.OrderNo)
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func (db *DB) Events(ctx context.Context, orderNo string) ([]core.Event, error) 
 	err := db.r.SelectContext(ctx, &rs,
 		`SELECT id, order_no, at, kind, detail FROM order_event WHERE order_no = ? ORDER BY id`, orderNo)
 	if err != nil {
-		return nil, fmt.Errorf("store: events of %s: %w", orderNo, err)
+		return nil, dbErr(err, "events of %s", orderNo)
 	}
 	out := make([]core.Event, len(rs))
 	for i, r := range rs {

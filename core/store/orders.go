@@ -79,7 +79,7 @@ func getOrder(ctx context.Context, q sqlx.QueryerContext, orderNo, suffix string
 		return core.Order{}, fmt.Errorf("order %s: %w", orderNo, core.ErrOrderNotFound)
 	}
 	if err != nil {
-		return core.Order{}, fmt.Errorf("store: order %s: %w", orderNo, err)
+		return core.Order{}, dbErr(err, "order %s", orderNo)
 	}
 	return r.order(), nil
 }
@@ -102,7 +102,7 @@ func (t *tx) InsertOrder(ctx context.Context, o core.Order) error {
 		ms(o.CreatedAt), ms(o.ExpireAt), ms(o.ClosedAt), o.CancelReason, o.CancelActor, o.PaidTxnID,
 		o.TimeoutHop, ms(o.TimeoutDueAt))
 	if err != nil {
-		return fmt.Errorf("store: insert order %s: %w", o.OrderNo, err)
+		return dbErr(err, "insert order %s", o.OrderNo)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func (t *tx) TransitionPending(ctx context.Context, orderNo string, to core.Orde
 		`UPDATE order_info SET status=?, closed_at=?, cancel_reason=?, cancel_actor=?, paid_txn_id=? WHERE order_no=? AND status=0`,
 		int(to), ms(tr.At), tr.Reason, tr.Actor, tr.TxnID, orderNo)
 	if err != nil {
-		return false, fmt.Errorf("store: transition %s to %s: %w", orderNo, to, err)
+		return false, dbErr(err, "transition %s to %s", orderNo, to)
 	}
 	return oneRow(res, "transition "+orderNo)
 }
@@ -127,7 +127,7 @@ func (db *DB) ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int,
 		`UPDATE order_info SET timeout_hop=?, timeout_due_at=? WHERE order_no=? AND status=0 AND timeout_hop=?`,
 		to, ms(dueAt), orderNo, from)
 	if err != nil {
-		return false, fmt.Errorf("store: claim timeout hop %s %d->%d: %w", orderNo, from, to, err)
+		return false, dbErr(err, "claim timeout hop %s %d->%d", orderNo, from, to)
 	}
 	return oneRow(res, "claim timeout hop "+orderNo)
 }
@@ -137,7 +137,7 @@ func (db *DB) ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int,
 func oneRow(res sql.Result, op string) (bool, error) {
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("store: %s: rows affected: %w", op, err)
+		return false, dbErr(err, "%s: rows affected", op)
 	}
 	return n == 1, nil
 }

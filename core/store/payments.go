@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"seatflow/core"
 )
@@ -17,7 +16,7 @@ func (t *tx) InsertPayment(ctx context.Context, p core.Payment) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("store: insert payment %s: %w", p.TxnID, err)
+		return false, dbErr(err, "insert payment %s", p.TxnID)
 	}
 	return true, nil
 }
@@ -25,7 +24,7 @@ func (t *tx) InsertPayment(ctx context.Context, p core.Payment) (bool, error) {
 // SetPaymentResult records what the payment did (a core.PaymentResult value).
 func (t *tx) SetPaymentResult(ctx context.Context, txnID string, result string) error {
 	if _, err := t.x.ExecContext(ctx, `UPDATE payment SET result = ? WHERE txn_id = ?`, result, txnID); err != nil {
-		return fmt.Errorf("store: set payment %s result: %w", txnID, err)
+		return dbErr(err, "set payment %s result", txnID)
 	}
 	return nil
 }
@@ -43,7 +42,7 @@ func (t *tx) InsertDiscrepancy(ctx context.Context, d core.Discrepancy) error {
  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.OrderNo, d.TxnID, d.Kind, d.AmountCents, ms(d.CreatedAt), status, ms(d.ResolvedAt), d.ResolvedBy, d.Note)
 	if err != nil && !isDuplicate(err) {
-		return fmt.Errorf("store: insert discrepancy %s/%s: %w", d.TxnID, d.Kind, err)
+		return dbErr(err, "insert discrepancy %s/%s", d.TxnID, d.Kind)
 	}
 	return nil
 }

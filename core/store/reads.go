@@ -54,13 +54,13 @@ func (db *DB) PendingOrders(ctx context.Context, q PendingQuery) ([]core.Order, 
 	cond := strings.Join(where, " AND ")
 	var total int
 	if err := db.r.GetContext(ctx, &total, `SELECT COUNT(*) FROM order_info WHERE `+cond, args...); err != nil {
-		return nil, 0, fmt.Errorf("store: count pending orders: %w", err)
+		return nil, 0, dbErr(err, "count pending orders")
 	}
 	var rs []orderRow
 	err = db.r.SelectContext(ctx, &rs, `SELECT `+orderCols+` FROM order_info WHERE `+cond+
 		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, limit, offset)...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: pending orders: %w", err)
+		return nil, 0, dbErr(err, "pending orders")
 	}
 	return orderRows(rs), total, nil
 }
@@ -75,7 +75,7 @@ func (db *DB) ExpiredPending(ctx context.Context, now time.Time, limit int) ([]c
 	var rs []orderRow
 	err := db.r.SelectContext(ctx, &rs, expiredPendingSQL, ms(now), limit)
 	if err != nil {
-		return nil, fmt.Errorf("store: expired pending orders: %w", err)
+		return nil, dbErr(err, "expired pending orders")
 	}
 	return orderRows(rs), nil
 }
@@ -119,7 +119,7 @@ func (db *DB) Discrepancies(ctx context.Context, status string, limit, offset in
  resolved_at, resolved_by, note FROM discrepancy `+where+`ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		append(args, limit, offset)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: discrepancies: %w", err)
+		return nil, dbErr(err, "discrepancies")
 	}
 	out := make([]core.Discrepancy, len(rs))
 	for i, r := range rs {
@@ -137,7 +137,7 @@ func (db *DB) ResolveDiscrepancy(ctx context.Context, id int64, by, note string,
 		`UPDATE discrepancy SET status = ?, resolved_at = ?, resolved_by = ?, note = ? WHERE id = ? AND status = ?`,
 		DiscrepancyResolved, ms(at), by, note, id, DiscrepancyOpen)
 	if err != nil {
-		return false, fmt.Errorf("store: resolve discrepancy %d: %w", id, err)
+		return false, dbErr(err, "resolve discrepancy %d", id)
 	}
 	return oneRow(res, fmt.Sprintf("resolve discrepancy %d", id))
 }
@@ -151,11 +151,11 @@ func (db *DB) OrderCounts(ctx context.Context, since time.Time) (map[string]int,
 	counts := map[string]int{"pending": 0, "placed": 0, "paid": 0, "cancelled": 0, "expired": 0}
 	var n int
 	if err := db.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM order_info WHERE status = 0`); err != nil {
-		return nil, fmt.Errorf("store: count pending: %w", err)
+		return nil, dbErr(err, "count pending")
 	}
 	counts["pending"] = n
 	if err := db.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM order_info WHERE created_at >= ?`, ms(since)); err != nil {
-		return nil, fmt.Errorf("store: count placed: %w", err)
+		return nil, dbErr(err, "count placed")
 	}
 	counts["placed"] = n
 	var rs []struct {
@@ -166,7 +166,7 @@ func (db *DB) OrderCounts(ctx context.Context, since time.Time) (map[string]int,
 	err := db.r.SelectContext(ctx, &rs, `SELECT status, CASE WHEN cancel_reason = ? THEN 1 ELSE 0 END AS by_clock, COUNT(*) AS n
  FROM order_info WHERE status IN (1, 2) AND closed_at >= ? GROUP BY status, by_clock`, core.ReasonTimeout, ms(since))
 	if err != nil {
-		return nil, fmt.Errorf("store: count closed: %w", err)
+		return nil, dbErr(err, "count closed")
 	}
 	for _, r := range rs {
 		switch {

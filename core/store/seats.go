@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ func (db *DB) Seats(ctx context.Context, showID int64) ([]core.Seat, error) {
 	err := db.r.SelectContext(ctx, &rs,
 		`SELECT show_id, seat_id, row_no, col_no, price_cents FROM seat WHERE show_id = ? ORDER BY row_no, col_no`, showID)
 	if err != nil {
-		return nil, fmt.Errorf("store: seats of show %d: %w", showID, err)
+		return nil, dbErr(err, "seats of show %d", showID)
 	}
 	return seatRows(rs), nil
 }
@@ -57,11 +56,11 @@ func (db *DB) SeatsByID(ctx context.Context, showID int64, seatIDs []string) ([]
 	q, args, err := sqlx.In(`SELECT show_id, seat_id, row_no, col_no, price_cents FROM seat
  WHERE show_id = ? AND seat_id IN (?) ORDER BY row_no, col_no`, showID, seatIDs)
 	if err != nil {
-		return nil, fmt.Errorf("store: seats by id: %w", err)
+		return nil, dbErr(err, "seats by id")
 	}
 	var rs []seatRow
 	if err := db.r.SelectContext(ctx, &rs, db.r.Rebind(q), args...); err != nil {
-		return nil, fmt.Errorf("store: seats by id of show %d: %w", showID, err)
+		return nil, dbErr(err, "seats by id of show %d", showID)
 	}
 	return seatRows(rs), nil
 }
@@ -86,7 +85,7 @@ func (db *DB) TakenSeats(ctx context.Context, showID int64) ([]core.SeatHold, er
  FROM order_seat s LEFT JOIN order_info o ON o.order_no = s.order_no
  WHERE s.show_id = ?`, showID)
 	if err != nil {
-		return nil, fmt.Errorf("store: taken seats of show %d: %w", showID, err)
+		return nil, dbErr(err, "taken seats of show %d", showID)
 	}
 	out := make([]core.SeatHold, len(rs))
 	for i, r := range rs {
@@ -130,7 +129,7 @@ func (t *tx) InsertOrderSeats(ctx context.Context, o core.Order) error {
 			return t.seatsTaken(ctx, o, ids)
 		}
 		if err != nil {
-			return fmt.Errorf("store: insert seats of order %s: %w", o.OrderNo, err)
+			return dbErr(err, "insert seats of order %s", o.OrderNo)
 		}
 	}
 	return nil
@@ -143,11 +142,11 @@ func (t *tx) seatsTaken(ctx context.Context, o core.Order, ids []string) error {
 	q, args, err := sqlx.In(`SELECT seat_id FROM order_seat WHERE show_id = ? AND seat_id IN (?) AND order_no <> ?`+
 		t.d.forUpdate(), o.ShowID, ids, o.OrderNo)
 	if err != nil {
-		return fmt.Errorf("store: taken seats: %w", err)
+		return dbErr(err, "taken seats")
 	}
 	var taken []string
 	if err := t.x.SelectContext(ctx, &taken, t.x.Rebind(q), args...); err != nil {
-		return fmt.Errorf("store: taken seats of order %s: %w", o.OrderNo, err)
+		return dbErr(err, "taken seats of order %s", o.OrderNo)
 	}
 	if len(taken) == 0 {
 		// The holder let go between our insert and this read: the seats
@@ -163,13 +162,13 @@ func (t *tx) DeleteOrderSeats(ctx context.Context, orderNo string) ([]string, er
 	var ids []string
 	if err := t.x.SelectContext(ctx, &ids,
 		`SELECT seat_id FROM order_seat WHERE order_no = ?`+t.d.forUpdate(), orderNo); err != nil {
-		return nil, fmt.Errorf("store: seats of order %s: %w", orderNo, err)
+		return nil, dbErr(err, "seats of order %s", orderNo)
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	if _, err := t.x.ExecContext(ctx, `DELETE FROM order_seat WHERE order_no = ?`, orderNo); err != nil {
-		return nil, fmt.Errorf("store: delete seats of order %s: %w", orderNo, err)
+		return nil, dbErr(err, "delete seats of order %s", orderNo)
 	}
 	return sortedSeatIDs(ids), nil
 }
@@ -265,7 +264,7 @@ func (db *DB) DeleteOrphanSeat(ctx context.Context, s OrphanSeat) (bool, error) 
  AND NOT EXISTS (SELECT 1 FROM order_info o WHERE o.order_no = ? AND o.status IN (?, ?))`,
 		s.ShowID, s.SeatID, s.OrderNo, s.OrderNo, int(core.StatusPending), int(core.StatusPaid))
 	if err != nil {
-		return false, fmt.Errorf("store: delete orphan seat %d/%s of %s: %w", s.ShowID, s.SeatID, s.OrderNo, err)
+		return false, dbErr(err, "delete orphan seat %d/%s of %s", s.ShowID, s.SeatID, s.OrderNo)
 	}
 	return oneRow(res, "delete orphan seat "+s.SeatID)
 }

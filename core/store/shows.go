@@ -36,7 +36,7 @@ func (db *DB) Show(ctx context.Context, id int64) (core.Show, error) {
 		return core.Show{}, fmt.Errorf("show %d: %w", id, core.ErrShowNotFound)
 	}
 	if err != nil {
-		return core.Show{}, fmt.Errorf("store: show %d: %w", id, err)
+		return core.Show{}, dbErr(err, "show %d", id)
 	}
 	return r.show(), nil
 }
@@ -45,7 +45,7 @@ func (db *DB) Show(ctx context.Context, id int64) (core.Show, error) {
 func (db *DB) Shows(ctx context.Context) ([]core.Show, error) {
 	var rs []showRow
 	if err := db.r.SelectContext(ctx, &rs, `SELECT `+showCols+` FROM show_info ORDER BY starts_at, id`); err != nil {
-		return nil, fmt.Errorf("store: shows: %w", err)
+		return nil, dbErr(err, "shows")
 	}
 	out := make([]core.Show, len(rs))
 	for i, r := range rs {
@@ -94,7 +94,7 @@ func (db *DB) CreateShow(ctx context.Context, show core.Show, seats []core.Seat)
 		return nil
 	})
 	if err != nil {
-		return core.Show{}, fmt.Errorf("store: create show %q: %w", show.Name, err)
+		return core.Show{}, dbErr(err, "create show %q", show.Name)
 	}
 	return show, nil
 }

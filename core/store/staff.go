@@ -38,10 +38,10 @@ func (db *DB) CreateStaff(ctx context.Context, s core.Staff, passwordHash string
 		return core.Staff{}, fmt.Errorf("staff %q: %w", s.Username, core.ErrStaffExists)
 	}
 	if err != nil {
-		return core.Staff{}, fmt.Errorf("store: create staff %q: %w", s.Username, err)
+		return core.Staff{}, dbErr(err, "create staff %q", s.Username)
 	}
 	if s.ID, err = res.LastInsertId(); err != nil {
-		return core.Staff{}, fmt.Errorf("store: create staff %q: id: %w", s.Username, err)
+		return core.Staff{}, dbErr(err, "create staff %q: id", s.Username)
 	}
 	return s, nil
 }
@@ -56,7 +56,7 @@ func (db *DB) StaffLogin(ctx context.Context, username string) (core.Staff, stri
 		return core.Staff{}, "", fmt.Errorf("staff %q: %w", username, core.ErrStaffNotFound)
 	}
 	if err != nil {
-		return core.Staff{}, "", fmt.Errorf("store: staff %q: %w", username, err)
+		return core.Staff{}, "", dbErr(err, "staff %q", username)
 	}
 	return r.staff(), r.PasswordHash, nil
 }
@@ -65,7 +65,7 @@ func (db *DB) StaffLogin(ctx context.Context, username string) (core.Staff, stri
 func (db *DB) StaffList(ctx context.Context) ([]core.Staff, error) {
 	var rs []staffRow
 	if err := db.r.SelectContext(ctx, &rs, `SELECT `+staffCols+` FROM staff ORDER BY username`); err != nil {
-		return nil, fmt.Errorf("store: staff list: %w", err)
+		return nil, dbErr(err, "staff list")
 	}
 	out := make([]core.Staff, len(rs))
 	for i, r := range rs {
@@ -102,7 +102,7 @@ func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (co
 		return nil
 	})
 	if err != nil {
-		return core.Staff{}, fmt.Errorf("store: set staff %d disabled=%t: %w", id, disabled, err)
+		return core.Staff{}, dbErr(err, "set staff %d disabled=%t", id, disabled)
 	}
 	return s, nil
 }
@@ -114,7 +114,7 @@ func (db *DB) CreateSession(ctx context.Context, s core.Session) error {
 		 VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		s.TokenHash, s.StaffID, s.CSRFToken, ms(s.CreatedAt), ms(s.ExpiresAt), s.IP, s.UserAgent)
 	if err != nil {
-		return fmt.Errorf("store: create session: %w", err)
+		return dbErr(err, "create session")
 	}
 	return nil
 }
@@ -143,7 +143,7 @@ func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (cor
 		return core.Session{}, core.Staff{}, core.ErrNoSession
 	}
 	if err != nil {
-		return core.Session{}, core.Staff{}, fmt.Errorf("store: session: %w", err)
+		return core.Session{}, core.Staff{}, dbErr(err, "session")
 	}
 	s := core.Session{TokenHash: r.TokenHash, StaffID: r.ID, CSRFToken: r.CSRFToken,
 		CreatedAt: fromMS(r.CreatedAt), ExpiresAt: fromMS(r.ExpiresAt), IP: r.IP, UserAgent: r.UserAgent}
@@ -153,7 +153,7 @@ func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (cor
 // DeleteSession ends one login; deleting a missing session is not an error.
 func (db *DB) DeleteSession(ctx context.Context, tokenHash string) error {
 	if _, err := db.w.ExecContext(ctx, `DELETE FROM staff_session WHERE token_hash = ?`, tokenHash); err != nil {
-		return fmt.Errorf("store: delete session: %w", err)
+		return dbErr(err, "delete session")
 	}
 	return nil
 }
@@ -163,11 +163,11 @@ func (db *DB) DeleteSession(ctx context.Context, tokenHash string) error {
 func (db *DB) DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, error) {
 	res, err := db.w.ExecContext(ctx, `DELETE FROM staff_session WHERE expires_at <= ?`, ms(now))
 	if err != nil {
-		return 0, fmt.Errorf("store: delete expired sessions: %w", err)
+		return 0, dbErr(err, "delete expired sessions")
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("store: delete expired sessions: %w", err)
+		return 0, dbErr(err, "delete expired sessions")
 	}
 	return n, nil
 }
