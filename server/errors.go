@@ -15,6 +15,10 @@ import (
 var errUnauthorized = &core.Error{Kind: core.KindUnauthorized, Code: "unauthorized",
 	Message: "missing or invalid bearer token"}
 
+// retryAfterSeconds is what a 503 asks clients to wait: about one probe of
+// the stores while one is down (healthEveryDown) plus a reconnect.
+const retryAfterSeconds = "2"
+
 // errorBody is the shape of every API error response.
 type errorBody struct {
 	Error errorDetail `json:"error"`
@@ -83,6 +87,10 @@ func handleError(err error, c echo.Context) {
 		return
 	}
 	status, detail := statusOf(err)
+	if status == http.StatusServiceUnavailable {
+		// An outage, not a refusal: clients and proxies may retry shortly.
+		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return

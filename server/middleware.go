@@ -5,9 +5,11 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -156,6 +158,107 @@ func deadline(d time.Duration) echo.MiddlewareFunc {
 			defer cancel()
 			c.SetRequest(c.Request().WithContext(ctx))
 			return next(c)
+		}
+	}
+}
+
+// ContextKeyStoreDown is the echo context key under which every request
+// finds what is down while a backing store does not answer: a string
+// naming the stores ("database", "seat store", "delay queue", joined by
+// ", "), absent when all answer. The console layout shows it as a banner.
+const ContextKeyStoreDown = "store_down"
+
+// Names of the backing stores, as the banner shows them.
+const (
+	storeDatabase   = "database"
+	storeSeats      = "seat store"
+	storeDelayQueue = "delay queue"
+)
+
+// Probe intervals: a slow look while all is well, a quick one while
+// something is down, so the banner goes away soon after the store returns.
+const (
+	healthEvery     = 5 * time.Second
+	healthEveryDown = time.Second
+	healthTimeout   = 2 * time.Second
+)
+
+// storeHealth is what the last probe of the backing stores found. A request
+// that fails for want of a store asks for a probe at once (kick), so the
+// banner does not wait for the next tick; a probe that finds everything
+// answering clears it: recovery needs no restart.
+type storeHealth struct {
+	down  atomic.Pointer[string] // nil while every store answers
+	kicks chan struct{}
+}
+
+func newStoreHealth() *storeHealth { return &storeHealth{kicks: make(chan struct{}, 1)} }
+
+// Down returns what is down, or "" when every store answered the last probe.
+func (h *storeHealth) Down() string {
+	if p := h.down.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (h *storeHealth) set(down []string) {
+	if len(down) == 0 {
+		h.down.Store(nil)
+		return
+	}
+	s := strings.Join(down, ", ")
+	h.down.Store(&s)
+}
+
+// kick asks the watcher for a probe now; it never blocks.
+func (h *storeHealth) kick() {
+	select {
+	case h.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// watch probes until ctx ends. probe returns the names of the stores that
+// do not answer.
+func (h *storeHealth) watch(ctx context.Context, probe func(context.Context) []string) {
+	for {
+		pctx, cancel := context.WithTimeout(ctx, healthTimeout)
+		h.set(probe(pctx))
+		cancel()
+		every := healthEvery
+		if h.Down() != "" {
+			every = healthEveryDown
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-h.kicks:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// storeStatus puts what is down into every request's context (for the
+// console's banner) and asks for a probe when a request fails because a
+// store is unavailable.
+func storeStatus(h *storeHealth) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if down := h.Down(); down != "" {
+				c.Set(ContextKeyStoreDown, down)
+			}
+			err := next(c)
+			// Console pages render their own error page and return nil,
+			// so the status counts too.
+			if core.ErrorKind(err) == core.KindUnavailable ||
+				(err == nil && c.Response().Status == http.StatusServiceUnavailable) {
+				h.kick()
+			}
+			return err
 		}
 	}
 }

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"seatflow/core"
+	"seatflow/core/seats"
+	"seatflow/core/testenv"
+)
+
+// relayInstance is one SeatFlow instance's side of the relay: its hub, the
+// relay feeding it, and a subscriber to a show.
+type relayInstance struct {
+	hub   *SeatHub
+	relay *RedisRelay
+}
+
+func startRelayInstance(t *testing.T, rdb redis.UniversalClient, channel string) relayInstance {
+	t.Helper()
+	relay := NewRedisRelay(rdb, channel, nil)
+	hub := NewSeatHub(relay, nil)
+	if err := relay.Start(t.Context(), hub.Deliver); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		hub.Close()
+		if err := relay.Close(); err != nil {
+			t.Errorf("close relay: %v", err)
+		}
+	})
+	return relayInstance{hub: hub, relay: relay}
+}
+
+// next returns the next change on s, failing after a few seconds.
+func next(t *testing.T, s *SeatSubscription) SeatChange {
+	t.Helper()
+	select {
+	case c, ok := <-s.C:
+		if !ok {
+			t.Fatal("subscription closed")
+		}
+		return c
+	case <-time.After(5 * time.Second):
+		t.Fatal("no seat change within 5s")
+	}
+	return SeatChange{}
+}
+
+func none(t *testing.T, s *SeatSubscription, what string) {
+	t.Helper()
+	select {
+	case c := <-s.C:
+		t.Errorf("%s: got %+v", what, c)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// testRelay runs the relay checks on the Redis behind rdb.
+func testRelay(t *testing.T, rdb redis.UniversalClient) {
+	channel := SeatChannel(0) + ":" + t.Name() // a channel of the test's own on a shared Redis
+	one, two := startRelayInstance(t, rdb, channel), startRelayInstance(t, rdb, channel)
+	other := startRelayInstance(t, rdb, channel+":other-db")
+	s1, s2, sOther := one.hub.Subscribe(41), two.hub.Subscribe(41), other.hub.Subscribe(41)
+	unrelated := two.hub.Subscribe(42)
+
+	// A change on instance one reaches the browsers of both instances, once.
+	one.hub.SeatsChanged(41, []string{"A-1", "A-2"}, core.SeatLocked, "SF1")
+	for i, s := range []*SeatSubscription{s1, s2} {
+		got := next(t, s)
+		if got.ShowID != 41 || len(got.SeatIDs) != 2 || got.SeatIDs[1] != "A-2" || got.State != core.SeatLocked || got.OrderNo != "SF1" {
+			t.Errorf("instance %d got %+v", i+1, got)
+		}
+	}
+	none(t, s1, "instance 1 got the change twice")
+	none(t, sOther, "another channel (database) got the change")
+	none(t, unrelated, "another show got the change")
+
+	// Someone else's junk on the channel is skipped; what follows still flows.
+	for _, junk := range []string{"not json", `{"show_id":0}`, `{"show_id":"x"}`} {
+		if err := rdb.Publish(t.Context(), channel, junk).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two.hub.SeatsChanged(41, []string{"B-1"}, core.SeatSold, "SF2")
+	for i, s := range []*SeatSubscription{s1, s2} {
+		if got := next(t, s); got.SeatIDs[0] != "B-1" || got.State != core.SeatSold {
+			t.Errorf("instance %d after junk got %+v", i+1, got)
+		}
+	}
+}
+
+func TestRedisRelay(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) {
+		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		emb, err := seats.StartEmbedded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer emb.Close()
+		rdb, err := seats.Dial(t.Context(), emb.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Close()
+		// Cleanups (relay Close) run before the deferred checks above.
+		t.Run("relay", func(t *testing.T) { testRelay(t, rdb) })
+	})
+	t.Run("real", func(t *testing.T) {
+		rdb, err := seats.Dial(t.Context(), testenv.Redis(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Close()
+		testRelay(t, rdb)
+	})
+}
+
+func TestRedisRelayStartAndClose(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	emb, err := seats.StartEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	rdb, err := seats.Dial(t.Context(), emb.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+
+	r := NewRedisRelay(rdb, SeatChannel(0), nil)
+	if err := r.Close(); err != nil {
+		t.Errorf("close before start: %v", err)
+	}
+	if err := r.Start(t.Context(), func(SeatChange) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(t.Context(), func(SeatChange) {}); err == nil {
+		t.Error("second Start succeeded")
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+
+	// Redis gone: Start fails, Publish fails fast (the hub then delivers
+	// locally), and neither leaves a goroutine behind.
+	emb.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	r = NewRedisRelay(rdb, SeatChannel(0), nil)
+	if err := r.Start(ctx, func(SeatChange) {}); err == nil {
+		t.Error("Start without Redis succeeded")
+	}
+	start := time.Now()
+	if err := r.Publish(ctx, SeatChange{ShowID: 1, SeatIDs: []string{"A-1"}}); err == nil {
+		t.Error("Publish without Redis succeeded")
+	}
+	if d := time.Since(start); d > 2*relayPublishTimeout {
+		t.Errorf("Publish without Redis took %v", d)
+	}
+}
