@@ -15,6 +15,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/delay/dbqueue"
 	"seatflow/core/delay/rocketmq"
+	"seatflow/core/reconcile"
 	"seatflow/core/seats"
 	"seatflow/core/store"
 )
@@ -29,18 +30,69 @@ type App struct {
 	engine  *core.Engine
 	Handler *Server
 
-	hub      *SeatHub
-	embedded *seats.Embedded // nil with a real Redis
-	redis    redis.UniversalClient
-	queue    core.DelayQueue
-	http     *http.Server
+	hub        *SeatHub
+	embedded   *seats.Embedded // nil with a real Redis
+	redis      redis.UniversalClient
+	queue      core.DelayQueue
+	Reconciler *reconcile.Reconciler
+	registry   *prometheus.Registry
+	http       *http.Server
+
+	stopReconcile context.CancelFunc
+	reconcileDone <-chan struct{}
+
+	relay      *RedisRelay // nil with the embedded Redis: one process, no one to relay to
+	health     *storeHealth
+	stopHealth context.CancelFunc
+	healthDone chan struct{}
 }
 
 // NewApp opens and migrates the database, connects the seat store and the
-// delay queue chosen by cfg, builds the engine and starts consuming timeout
-// messages. The caller must Close the App; on error, whatever was opened is
-// closed already.
+// delay queue chosen by cfg, builds the engine, starts consuming timeout
+// messages and the reconcile scheduler. The caller must Close the App; on
+// error, whatever was opened is closed already.
 func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
+	a, err := OpenApp(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, a.Close())
+		}
+	}()
+	if err = a.queue.Consume(ctx, a.engine.HandleTimeout); err != nil {
+		return nil, fmt.Errorf("start timeout consumer: %w", err)
+	}
+	// The scheduler lives as long as the App, not as the ctx that built it.
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
+	if a.relay != nil {
+		if err = a.relay.Start(ctx, a.hub.Deliver); err != nil {
+			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
+		}
+	}
+	// Like the scheduler, the health watcher outlives ctx: Close stops it.
+	a.health = newStoreHealth()
+	hctx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopHealth, a.healthDone = stopHealth, make(chan struct{})
+	go func() {
+		defer close(a.healthDone)
+		a.health.watch(hctx, a.probeStores)
+	}()
+
+	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
+		Registry: a.registry, Logger: logger, health: a.health})
+	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
+	// Live seat-map streams never finish on their own: end them when the
+	// shutdown starts, or it would wait for them until its timeout.
+	a.http.RegisterOnShutdown(a.hub.Close)
+	return a, nil
+}
+
+// OpenApp connects every store and builds the engine and the reconciler,
+// but consumes nothing and serves nothing: what one-shot commands need.
+func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
 	a := &App{cfg: cfg, logger: logger}
 	defer func() {
 		if err != nil {
@@ -48,7 +100,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 		}
 	}()
 
-	if a.DB, err = store.Open(ctx, cfg.DB); err != nil {
+	if a.DB, err = store.OpenWith(ctx, cfg.DB, store.Options{MaxOpenConns: cfg.DBMaxOpen}); err != nil {
 		return nil, fmt.Errorf("SEATFLOW_DB: %w", err)
 	}
 	if err = a.DB.Migrate(ctx); err != nil {
@@ -62,7 +114,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 		}
 		redisURL = a.embedded.URL()
 	}
-	if a.redis, err = seats.Dial(ctx, redisURL); err != nil {
+	if a.redis, err = seats.DialWith(ctx, redisURL, seats.DialOptions{PoolSize: cfg.RedisPool}); err != nil {
 		return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
 	}
 
@@ -70,22 +122,39 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 		return nil, fmt.Errorf("SEATFLOW_MQ: %w", err)
 	}
 
-	// One instance: seat changes reach only this process's browsers. Several
-	// instances need a SeatRelay (Redis pub/sub) here.
-	a.hub = NewSeatHub(nil, logger)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// A real Redis may be shared by several instances: seat changes go
+	// through its pub/sub, so every instance's browsers see every change.
+	// The embedded Redis serves this process only: changes stay in it.
+	var relay SeatRelay // a nil *RedisRelay in it would not be a nil SeatRelay
+	if cfg.Redis != Embedded {
+		db := 0
+		if c, ok := a.redis.(*redis.Client); ok {
+			db = c.Options().DB
+		}
+		a.relay = NewRedisRelay(a.redis, SeatChannel(db), logger)
+		relay = a.relay
+	}
+	a.hub = NewSeatHub(relay, logger)
+	a.registry = prometheus.NewRegistry()
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	seatStore := seats.New(a.redis)
 	a.engine, err = core.NewEngine(cfg.Engine, core.Deps{
 		Store:    a.DB,
-		Seats:    seats.New(a.redis),
+		Seats:    seatStore,
 		Queue:    a.queue,
 		Clock:    core.SystemClock{},
 		Logger:   logger,
-		Metrics:  core.NewMetrics(reg),
+		Metrics:  core.NewMetrics(a.registry),
 		Notifier: a.hub,
 	})
 	if err != nil {
 		return nil, err
+	}
+	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: seatStore,
+		Clock: core.SystemClock{}, Logger: logger, Metrics: a.registry},
+		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
 	}
 
 	// The in-process Redis starts empty every time. A real Redis keeps its
@@ -96,17 +165,26 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 			return nil, fmt.Errorf("rebuild seat state from the database: %w", err)
 		}
 	}
-	if err = a.queue.Consume(ctx, a.engine.HandleTimeout); err != nil {
-		return nil, fmt.Errorf("start timeout consumer: %w", err)
-	}
-
-	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Registry: reg, Logger: logger})
-	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
-	// Live seat-map streams never finish on their own: end them when the
-	// shutdown starts, or it would wait for them until its timeout.
-	a.http.RegisterOnShutdown(a.hub.Close)
 	return a, nil
 }
+
+// probeStores returns the names of the backing stores that do not answer.
+func (a *App) probeStores(ctx context.Context) []string {
+	var down []string
+	if a.DB.Ping(ctx) != nil {
+		down = append(down, storeDatabase)
+	}
+	if a.redis.Ping(ctx).Err() != nil {
+		down = append(down, storeSeats)
+	}
+	if a.queue.Ping(ctx) != nil {
+		down = append(down, storeDelayQueue)
+	}
+	return down
+}
+
+// Engine is the App's engine, for one-shot commands.
+func (a *App) Engine() *core.Engine { return a.engine }
 
 // openQueue returns the DB-backed queue for "embedded", RocketMQ otherwise.
 func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logger) (core.DelayQueue, error) {
@@ -135,6 +213,14 @@ func (a *App) Serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("SEATFLOW_ADDR: %w", err)
 	}
+	return a.serveOn(ctx, ln)
+}
+
+// serveOn is Serve on a listener of the caller's (tests pick a free port).
+// Shutdown order: stop accepting and let the requests in flight finish
+// (http.Server.Shutdown; the live seat streams are ended for it, see
+// NewApp); the timeout consumer and the rest stop in Close.
+func (a *App) serveOn(ctx context.Context, ln net.Listener) error {
 	a.logger.InfoContext(ctx, "listening", "addr", "http://"+ln.Addr().String())
 	served := make(chan error, 1)
 	go func() { served <- a.http.Serve(ln) }()
@@ -152,19 +238,34 @@ func (a *App) Serve(ctx context.Context) error {
 	return nil
 }
 
-// Close stops everything in dependency order: HTTP (no new work), the
-// timeout consumer and queue, the seat store, then the database they all
-// write to. It is safe on a partly built App.
+// Close stops everything in dependency order: HTTP (no new work; after
+// Serve's graceful shutdown there is none in flight either), the reconcile
+// scheduler and the health watcher, the live seat streams, the timeout
+// consumer (it waits for the messages being handled), the relay (after the
+// consumer: a handled timeout still publishes its seat change), the seat
+// store, then the database they all write to. It is safe on a partly built
+// App.
 func (a *App) Close() error {
 	var errs []error
 	if a.http != nil {
 		errs = append(errs, a.http.Close())
+	}
+	if a.stopReconcile != nil {
+		a.stopReconcile()
+		<-a.reconcileDone
+	}
+	if a.stopHealth != nil {
+		a.stopHealth()
+		<-a.healthDone
 	}
 	if a.hub != nil {
 		a.hub.Close()
 	}
 	if a.queue != nil {
 		errs = append(errs, a.queue.Close())
+	}
+	if a.relay != nil {
+		errs = append(errs, a.relay.Close())
 	}
 	if a.redis != nil {
 		errs = append(errs, a.redis.Close())

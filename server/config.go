@@ -33,6 +33,10 @@ type Config struct {
 	Redis string // SEATFLOW_REDIS: "embedded" or redis://...
 	MQ    string // SEATFLOW_MQ: "embedded" or rocketmq://host:port
 
+	// Pool sizes; 0 keeps the driver's default (store.Options, seats.DialOptions).
+	DBMaxOpen int // SEATFLOW_DB_MAX_OPEN
+	RedisPool int // SEATFLOW_REDIS_POOL
+
 	RocketMQTopic string // SEATFLOW_ROCKETMQ_TOPIC
 	RocketMQGroup string // SEATFLOW_ROCKETMQ_GROUP
 
@@ -44,9 +48,18 @@ type Config struct {
 	// variable was empty, so the caller can print them once.
 	APITokenGenerated, PaymentSecretGenerated bool
 
+	Reconcile ReconcileConfig
+
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
 	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
 	ShutdownTimeout time.Duration // SEATFLOW_SHUTDOWN_TIMEOUT: grace for in-flight requests
+}
+
+// ReconcileConfig schedules the repair jobs.
+type ReconcileConfig struct {
+	Every      time.Duration // SEATFLOW_RECONCILE_EVERY: all six checks
+	SweepEvery time.Duration // SEATFLOW_RECONCILE_SWEEP_EVERY: expired holds only
+	Grace      time.Duration // SEATFLOW_RECONCILE_GRACE: younger locks are never touched
 }
 
 // Secret is a string that never prints itself, so a Config can be logged.
@@ -97,6 +110,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DB:            p.str("SEATFLOW_DB", "sqlite://data/seatflow.db"),
 		Redis:         p.str("SEATFLOW_REDIS", Embedded),
 		MQ:            p.str("SEATFLOW_MQ", Embedded),
+		DBMaxOpen:     p.positiveInt("SEATFLOW_DB_MAX_OPEN", 0),
+		RedisPool:     p.positiveInt("SEATFLOW_REDIS_POOL", 0),
 		RocketMQTopic: p.str("SEATFLOW_ROCKETMQ_TOPIC", rocketmq.DefaultTopic),
 		RocketMQGroup: p.str("SEATFLOW_ROCKETMQ_GROUP", rocketmq.DefaultGroup),
 		Engine: core.Config{
@@ -106,6 +121,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 		RequestTimeout:  p.positiveDuration("SEATFLOW_REQUEST_TIMEOUT", 10*time.Second),
 		ShutdownTimeout: p.positiveDuration("SEATFLOW_SHUTDOWN_TIMEOUT", 15*time.Second),
+		Reconcile: ReconcileConfig{
+			Every:      p.positiveDuration("SEATFLOW_RECONCILE_EVERY", 5*time.Minute),
+			SweepEvery: p.positiveDuration("SEATFLOW_RECONCILE_SWEEP_EVERY", 30*time.Second),
+			Grace:      p.positiveDuration("SEATFLOW_RECONCILE_GRACE", 2*time.Minute),
+		},
 	}
 	p.check("SEATFLOW_ADDR", c.Addr, validAddr)
 	p.check("SEATFLOW_DB", c.DB, validDB)

@@ -31,8 +31,14 @@ func (s *Server) routes() {
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)
 	api.POST("/payments/callback", s.handlePaymentCallback, mw...)
+	var recon ReconcileRunner
+	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes
+		api.GET("/reconcile/runs", s.handleReconcileRuns, mw...)
+		api.POST("/reconcile/runs", s.handleRunReconcile, mw...)
+		recon = consoleReconcile{s.recon}
+	}
 
 	// Staff console (HTML, own sessions and error pages); see console.go.
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
-	RegisterConsole(e, ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Logger: s.logger})
+	RegisterConsole(e, ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger})
 }

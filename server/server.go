@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"seatflow/core"
+	"seatflow/core/reconcile"
 	"seatflow/core/store"
 )
 
@@ -30,10 +31,15 @@ type Deps struct {
 	Engine *core.Engine
 	DB     *store.DB // console reads and staff accounts
 	Hub    *SeatHub  // live seat maps; the engine's Notifier
+	// Reconciler runs the repair checks on demand (API and console).
+	Reconciler *reconcile.Reconciler
 	// Registry is the private registry /metrics serves; the server
 	// registers its HTTP metrics on it.
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
+	// health says which backing stores are down, for the console's banner;
+	// nil (handler tests) sets no banner.
+	health *storeHealth
 }
 
 // Server is the HTTP handler: echo plus the dependencies and settings the
@@ -42,6 +48,7 @@ type Server struct {
 	engine   *core.Engine
 	db       *store.DB
 	hub      *SeatHub
+	recon    *reconcile.Reconciler
 	registry *prometheus.Registry
 	logger   *slog.Logger
 	echo     *echo.Echo
@@ -54,8 +61,11 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = handleError
-	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg}
+	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg}
 	e.Use(traceID(), requestLog(d.Logger, newHTTPMetrics(d.Registry)), recoverPanics(d.Logger))
+	if d.health != nil {
+		e.Use(storeStatus(d.health))
+	}
 	s.routes()
 	return s
 }

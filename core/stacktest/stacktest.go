@@ -74,12 +74,6 @@ func Real(t testing.TB) *Stack {
 	mysqlURL, redisURL, mqURL := testenv.MySQL(t), testenv.Redis(t), testenv.RocketMQ(t)
 	ctx := context.Background()
 	db := openMigrated(t, FreshMySQL(t, mysqlURL))
-	// Show ids key the shared Redis: start this database's ids at a random
-	// base so parallel tests never touch each other's seats.
-	base, _ := rand.Int(rand.Reader, big.NewInt(1<<40))
-	if _, err := db.X().ExecContext(ctx, fmt.Sprintf("ALTER TABLE show_info AUTO_INCREMENT = %d", base.Int64()+1000)); err != nil {
-		t.Fatal(err)
-	}
 	client, err := seats.Dial(ctx, redisURL)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +107,8 @@ func openMigrated(t testing.TB, dsn string) *store.DB {
 	return db
 }
 
-// FreshMySQL creates a database of the test's own and drops it at cleanup.
+// FreshMySQL creates a migrated database of the test's own, whose show ids
+// start at a random base, and drops it at cleanup.
 func FreshMySQL(t testing.TB, url string) string {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(strings.TrimPrefix(url, "mysql://"))
@@ -135,7 +130,15 @@ func FreshMySQL(t testing.TB, url string) string {
 		}
 	})
 	cfg.DBName = name
-	return "mysql://" + cfg.FormatDSN()
+	dsn := "mysql://" + cfg.FormatDSN()
+	// Show ids key the shared Redis: start this database's ids at a random
+	// base so tests on other databases never touch each other's seats.
+	db := openMigrated(t, dsn)
+	base, _ := rand.Int(rand.Reader, big.NewInt(1<<40))
+	if _, err := db.X().Exec(fmt.Sprintf("ALTER TABLE show_info AUTO_INCREMENT = %d", base.Int64()+1000)); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
 }
 
 // RandHex returns n random bytes as hex.

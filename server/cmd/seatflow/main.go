@@ -4,6 +4,8 @@
 //	seatflow migrate            apply database migrations and exit
 //	seatflow demo               create the demo show and admin, print how to call the API
 //	seatflow staff add NAME     create a console account and print its password
+//	seatflow reconcile --once   run the reconcile checks once and print the result
+//	seatflow seats rebuild      recompute Redis seat state from the database
 //
 // Configuration is read from SEATFLOW_* environment variables; see
 // server.LoadConfig.
@@ -20,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 
+	"seatflow/core/reconcile"
 	"seatflow/core/store"
 	"seatflow/server"
 	"seatflow/server/bench"
@@ -45,6 +48,11 @@ commands:
                   and print how to use them
   staff add [--role box_office|ops|admin] NAME
                   create a console account; its password is printed once
+  reconcile --once [--dry-run]
+                  run the six reconcile checks now, print what they found and
+                  fixed; exits non-zero when a check had errors
+  seats rebuild   recompute the Redis seat state of every show from the
+                  database (after a flushed or failed-over Redis)
   bench SCENARIO  load benchmarks against a server it starts (see BENCHMARKS.md)
   help            show this text
 
@@ -71,6 +79,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return demo(ctx, rest, getenv, stdout)
 	case "staff":
 		return staff(ctx, rest, getenv, stdout)
+	case "reconcile":
+		return reconcileOnce(ctx, rest, getenv, stdout)
+	case "seats":
+		return seatsRebuild(ctx, rest, getenv, stdout)
 	case "bench":
 		return bench.Run(ctx, rest, getenv, stdout)
 	case "help":
@@ -167,6 +179,67 @@ func staff(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 	return server.StaffAdd(ctx, db, args[1:], stdout)
+}
+
+func reconcileOnce(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
+	once := fs.Bool("once", false, "run every check once and exit (the only mode: the server schedules runs itself)")
+	dryRun := fs.Bool("dry-run", false, "report what each check would repair, change nothing")
+	if help, err := parseFlags(fs, args, stdout); help || err != nil {
+		return err
+	}
+	if !*once {
+		return errors.New("reconcile: pass --once (a running server schedules reconcile itself)")
+	}
+	app, err := openToolApp(ctx, getenv, "reconcile --once", "POST /api/v1/reconcile/runs or the console's Run now")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, app.Close()) }()
+	run, err := app.Reconciler.RunOnce(ctx, reconcile.TriggerCLI, *dryRun)
+	if err != nil {
+		return err
+	}
+	if err := reconcile.PrintRun(stdout, run); err != nil {
+		return err
+	}
+	if !run.OK() {
+		return fmt.Errorf("reconcile run %d ended %s", run.ID, run.Status)
+	}
+	return nil
+}
+
+func seatsRebuild(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	if len(args) == 0 || args[0] != "rebuild" {
+		return errors.New("usage: seatflow seats rebuild")
+	}
+	if help, err := parseFlags(flag.NewFlagSet("seats rebuild", flag.ContinueOnError), args[1:], stdout); help || err != nil {
+		return err
+	}
+	app, err := openToolApp(ctx, getenv, "seats rebuild", "a restart (the embedded seat store is rebuilt at every start)")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, app.Close()) }()
+	if err := app.Engine().RebuildAllSeats(ctx); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, "seat state rebuilt from the database")
+	return err
+}
+
+// openToolApp opens the stores for a one-shot command. With the embedded
+// Redis the seat state lives inside the running server, so a second process
+// would only see (and "repair") an empty copy: refuse, and say what to use.
+func openToolApp(ctx context.Context, getenv func(string) string, what, instead string) (*server.App, error) {
+	cfg, err := server.LoadConfig(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Redis == server.Embedded {
+		return nil, fmt.Errorf("%s needs a shared Redis (SEATFLOW_REDIS=redis://...); with the embedded one use %s", what, instead)
+	}
+	return server.OpenApp(ctx, cfg, server.NewLogger(io.Discard, cfg.LogLevel))
 }
 
 // openDB reads the configuration and opens the migrated database: all the

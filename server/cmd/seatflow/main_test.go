@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"seatflow/core/stacktest"
+	"seatflow/core/testenv"
 )
 
 const testToken = "cmd-test-token-0123456789"
@@ -161,6 +164,10 @@ func TestCommands(t *testing.T) {
 			"curl", "/api/v1/orders", "box_office password ", "ops        password ", "admin      password "}},
 		{name: "staff add", args: []string{"staff", "add", "--role", "ops", "olga"}, wantOut: []string{"added olga (ops); password: "}},
 		{name: "staff without add", args: []string{"staff"}, wantErr: "usage: seatflow staff add"},
+		{name: "reconcile without --once", args: []string{"reconcile"}, wantErr: "pass --once"},
+		{name: "reconcile on the embedded stack", args: []string{"reconcile", "--once"}, wantErr: "needs a shared Redis"},
+		{name: "seats without rebuild", args: []string{"seats"}, wantErr: "usage: seatflow seats rebuild"},
+		{name: "seats rebuild on the embedded stack", args: []string{"seats", "rebuild"}, wantErr: "needs a shared Redis"},
 		{name: "staff add bad role", args: []string{"staff", "add", "--role", "king", "olga"}, wantErr: "staff add"},
 		{name: "demo with a generated token", args: []string{"demo"}, env: map[string]string{"SEATFLOW_API_TOKEN": ""},
 			wantOut: []string{"WARNING: SEATFLOW_API_TOKEN is not set", "SEATFLOW_API_TOKEN="}},
@@ -198,6 +205,35 @@ func TestDemoIsIdempotent(t *testing.T) {
 		for _, want := range wants {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("run %d: output lacks %q:\n%s", i+1, want, out.String())
+			}
+		}
+	}
+}
+
+// The one-shot repair commands on the real stack: reconcile prints its table
+// and a fresh database has nothing to repair; seats rebuild succeeds.
+func TestRepairCommandsOnRealStack(t *testing.T) {
+	env := testEnv(t, map[string]string{
+		"SEATFLOW_DB":    stacktest.FreshMySQL(t, testenv.MySQL(t)),
+		"SEATFLOW_REDIS": testenv.Redis(t),
+		"SEATFLOW_MQ":    testenv.RocketMQ(t),
+	})
+	tests := []struct {
+		args    []string
+		wantOut []string
+	}{
+		{[]string{"reconcile", "--once"}, []string{"expired_pending", "stale_redis_lock", "limit_drift", "open_discrepancy"}},
+		{[]string{"reconcile", "--once", "--dry-run"}, []string{"paid_not_sold", "orphan_order_seat"}},
+		{[]string{"seats", "rebuild"}, []string{"seat state rebuilt"}},
+	}
+	for _, tc := range tests {
+		var out bytes.Buffer
+		if err := run(t.Context(), append([]string{"seatflow"}, tc.args...), env, &out); err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, out.String())
+		}
+		for _, want := range tc.wantOut {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, want, out.String())
 			}
 		}
 	}

@@ -1,0 +1,43 @@
+package server
+
+import (
+	"cmp"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+	"seatflow/core/reconcile"
+)
+
+// handleReconcileRuns lists recent reconcile runs: ?limit=N (default 20, at most 500).
+func (s *Server) handleReconcileRuns(c echo.Context) error {
+	limit := 0
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return core.Invalidf("limit must be a non-negative integer")
+		}
+		limit = n
+	}
+	runs, err := s.recon.Runs(c.Request().Context(), limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"runs": runs})
+}
+
+// handleRunReconcile runs every check now (?dry_run=true only reports);
+// 409 reconcile_busy while another instance holds the lease.
+func (s *Server) handleRunReconcile(c echo.Context) error {
+	dryRun, err := strconv.ParseBool(cmp.Or(c.QueryParam("dry_run"), "false"))
+	if err != nil {
+		return core.Invalidf("dry_run must be true or false")
+	}
+	run, err := s.recon.RunOnce(c.Request().Context(), reconcile.TriggerManual, dryRun)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, run)
+}
