@@ -45,3 +45,13 @@ services-down:
 
 clean:
 	rm -rf bin
+
+# Load benchmarks against a server the bench starts itself (see BENCHMARKS.md):
+#   make bench                                     everything on the embedded stack
+#   make bench BENCH_STACK=real                    on MariaDB, Redis, RocketMQ (make services first)
+#   make bench BENCH_SCENARIO=place BENCH_FLAGS='--clients 32 --json'
+BENCH_STACK    ?= embedded
+BENCH_SCENARIO ?= all
+BENCH_FLAGS    ?=
+bench: build
+	$(BIN) bench $(BENCH_SCENARIO) --stack $(BENCH_STACK) $(BENCH_FLAGS)

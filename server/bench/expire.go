@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -18,6 +19,7 @@ type expirePhase struct {
 	Spread    time.Duration  `json:"expire_at_spread_ns"` // last expire_at − first
 	Reasons   map[string]int `json:"cancel_reasons"`      // timeout, reconcile, ...; "pending" if never ended
 	Lateness  Summary        `json:"lateness"`            // closed_at − expire_at of timeout cancels
+	Delivery  Summary        `json:"hop_delivery"`        // each hop: handled − due (see hopStats)
 	Drain     time.Duration  `json:"drain_ns"`            // last cancel − last expire_at
 	Hops      map[int]int    `json:"hops"`                // timeout messages sent per order → orders
 	HopsMean  float64        `json:"hops_mean"`
@@ -161,12 +163,17 @@ func collectExpiry(ctx context.Context, s *stack, ph *expirePhase) error {
 	ph.Drain = time.Duration(maxClosed-maxExp) * time.Millisecond
 	ph.Lateness = summarize(late)
 
-	var hops []int
-	if err := x.SelectContext(ctx, &hops, `SELECT COUNT(e.id) FROM order_info o
- JOIN order_event e ON e.order_no = o.order_no AND e.kind = ?
- WHERE o.show_id = ? GROUP BY o.order_no`, core.EventTimeoutScheduled, ph.Show); err != nil {
-		return fmt.Errorf("expire %s: read hops: %w", ph.Name, err)
+	var evs []hopEvent
+	if err := x.SelectContext(ctx, &evs, `SELECT e.order_no, e.at, e.kind, e.detail FROM order_event e
+ JOIN order_info o ON o.order_no = e.order_no
+ WHERE o.show_id = ? AND e.kind IN (?, ?)`, ph.Show, core.EventTimeoutScheduled, core.EventTimeoutFired); err != nil {
+		return fmt.Errorf("expire %s: read timeout events: %w", ph.Name, err)
 	}
+	hops, delivery, err := hopStats(evs)
+	if err != nil {
+		return fmt.Errorf("expire %s: %w", ph.Name, err)
+	}
+	ph.Delivery = summarize(delivery)
 	ph.Hops = map[int]int{}
 	total := 0
 	for _, h := range hops {
@@ -178,6 +185,58 @@ func collectExpiry(ctx context.Context, s *stack, ph *expirePhase) error {
 		ph.HopsMean = float64(total) / float64(len(hops))
 	}
 	return nil
+}
+
+// hopEvent is a timeout_scheduled or timeout_fired row of order_event.
+type hopEvent struct {
+	OrderNo string `db:"order_no"`
+	At      int64  `db:"at"` // unix ms
+	Kind    string `db:"kind"`
+	Detail  string `db:"detail"` // JSON: hop, and due_at on timeout_scheduled
+}
+
+// hopStats returns, from an order's timeline, the number of timeout
+// messages sent per order, and each hop's delivery lateness: when the first
+// delivery of the hop was handled minus the due time it was sent with. It is
+// the queue's lateness as the engine sees it, to set beside the raw queue's.
+func hopStats(evs []hopEvent) (map[string]int, []time.Duration, error) {
+	type key struct {
+		order string
+		hop   int
+	}
+	due := map[key]time.Time{}
+	fired := map[key]int64{}
+	hops := map[string]int{}
+	for _, ev := range evs {
+		var d struct {
+			Hop   int    `json:"hop"`
+			DueAt string `json:"due_at"`
+		}
+		if err := json.Unmarshal([]byte(ev.Detail), &d); err != nil {
+			return nil, nil, fmt.Errorf("%s event of %s: %w", ev.Kind, ev.OrderNo, err)
+		}
+		k := key{ev.OrderNo, d.Hop}
+		switch ev.Kind {
+		case core.EventTimeoutScheduled:
+			t, err := time.Parse(time.RFC3339Nano, d.DueAt)
+			if err != nil {
+				return nil, nil, fmt.Errorf("timeout_scheduled of %s: due_at: %w", ev.OrderNo, err)
+			}
+			due[k] = t
+			hops[ev.OrderNo]++
+		case core.EventTimeoutFired:
+			if at, ok := fired[k]; !ok || ev.At < at {
+				fired[k] = ev.At // a redelivery is not the hop's arrival
+			}
+		}
+	}
+	var late []time.Duration
+	for k, at := range fired {
+		if t, ok := due[k]; ok {
+			late = append(late, time.UnixMilli(at).Sub(t))
+		}
+	}
+	return hops, late, nil
 }
 
 // idealHops is the length of the timeout chain for a hold of ttl when every
@@ -223,6 +282,8 @@ func expireRows(stack string, res expireResult) []Row {
 			row("cancelled by timeout", float64(ph.Reasons[core.ReasonTimeout]), "").vs("holds placed", float64(ph.Orders)),
 			row("lateness p50", ms(ph.Lateness.P50), "ms").vs("raw queue p50", ms(res.Raw.Lateness.P50)),
 			p99, mx, drain,
+			row("each hop's delivery lateness p50", ms(ph.Delivery.P50), "ms").vs("raw queue p50", ms(res.Raw.Lateness.P50)),
+			row("each hop's delivery lateness p99", ms(ph.Delivery.P99), "ms").vs("raw queue p99", ms(res.Raw.Lateness.P99)),
 			row("timeout messages per order, mean", ph.HopsMean, "hops").vs("ideal chain", float64(ph.HopsIdeal)),
 			row("timeout messages per order, max", float64(ph.HopsMax), "hops").vs("ideal chain", float64(ph.HopsIdeal)),
 		)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -34,6 +35,10 @@ end
 redis.call('HSET', KEYS[1], unpack(f))
 redis.call('HINCRBY', KEYS[2], 'u', #ARGV)
 return #held`
+
+// quietLog keeps the bench's own RocketMQ clients from writing their info
+// lines into the progress output; their failures come back as errors.
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // limitSpec is a phase of the raw limits: the same clients as the
 // scenarios, for o.LimitTime.
@@ -141,7 +146,7 @@ func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPoli
 		}
 		id := randHex(4)
 		rq, err := rocketmq.New(ctx, rocketmq.Config{NameServer: ns, Topic: "SEATFLOW_BENCH_SEND_" + id,
-			Group: "seatflow-bench-send-" + id})
+			Group: "seatflow-bench-send-" + id, Logger: quietLog()})
 		if err != nil {
 			return loadResult{}, err
 		}

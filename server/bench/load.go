@@ -59,13 +59,20 @@ func runLoad(ctx context.Context, spec loadSpec, p *progress, fn op) loadResult 
 		stopped            string
 		wg                 sync.WaitGroup
 	)
-	stop := func(why string) {
+	// halt ends the phase: no new op starts. Only a failed phase (errors,
+	// time) also cancels the ops in flight; a finished one lets them end,
+	// or their half-done work would be measured by the checks that follow.
+	var halted atomic.Bool
+	halt := func(why string) {
 		mu.Lock()
 		if stopped == "" {
 			stopped = why
 		}
 		mu.Unlock()
-		cancel()
+		halted.Store(true)
+		if why == "errors" || why == "time" {
+			cancel()
+		}
 	}
 	samples := make([][]time.Duration, spec.Clients)
 	outcomes := make([]map[string]int64, spec.Clients)
@@ -80,10 +87,15 @@ func runLoad(ctx context.Context, spec loadSpec, p *progress, fn op) loadResult 
 	for w := range spec.Clients {
 		outcomes[w] = map[string]int64{}
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			defer func() {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					halt("time")
+				}
+			}()
+			for ctx.Err() == nil && !halted.Load() {
 				i := next.Add(1) - 1
 				if spec.Ops > 0 && i >= spec.Ops {
-					stop("count")
+					halt("count")
 					return
 				}
 				if spec.Interval > 0 {
@@ -99,7 +111,7 @@ func runLoad(ctx context.Context, spec loadSpec, p *progress, fn op) loadResult 
 				end := time.Now()
 				switch {
 				case errors.Is(err, errDone):
-					stop("done")
+					halt("done")
 					return
 				case err != nil && ctx.Err() != nil:
 					return // cut short by the phase's own bound, not a failure
@@ -110,7 +122,7 @@ func runLoad(ctx context.Context, spec loadSpec, p *progress, fn op) loadResult 
 					}
 					mu.Unlock()
 					if failed.Add(1) >= maxErrors {
-						stop("errors")
+						halt("errors")
 					}
 					continue
 				}
@@ -123,9 +135,6 @@ func runLoad(ctx context.Context, spec loadSpec, p *progress, fn op) loadResult 
 						break
 					}
 				}
-			}
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				stop("time")
 			}
 		})
 	}

@@ -90,7 +90,7 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.IntVar(&o.PayOrders, "pay-orders", 2000, "pay: orders to place and pay")
 	fs.IntVar(&o.DupEvery, "dup-every", 9, "pay: send every n-th order's callback twice (9 = 10 % of callbacks are duplicates)")
 	fs.IntVar(&o.Orders, "orders", 10000, "expire: holds per phase")
-	fs.DurationVar(&o.HoldTTL, "ttl", 25*time.Second, "expire: hold TTL of the server")
+	fs.DurationVar(&o.HoldTTL, "ttl", 40*time.Second, "expire: hold TTL of the server")
 	fs.DurationVar(&o.Spread, "spread", 20*time.Second, "expire: window the spread phase's placements are paced over")
 	modes := fs.String("modes", "", "expire: delay modes, comma-separated (default: timer on embedded, levels,timer on real)")
 	fs.DurationVar(&o.LimitTime, "limit-time", 3*time.Second, "how long each raw limit is measured")

@@ -22,7 +22,7 @@ func TestParseArgs(t *testing.T) {
 	}{
 		{name: "defaults", args: []string{"place"}, check: func(t *testing.T, o Options) {
 			if o.Scenario != "place" || o.Stack != StackEmbedded || o.Clients != 64 || o.Rows*o.Cols != 5000 ||
-				o.Rounds != 2 || o.Orders != 10000 || o.DupEvery != 9 || o.HoldTTL != 25*time.Second {
+				o.Rounds != 2 || o.Orders != 10000 || o.DupEvery != 9 || o.HoldTTL != 40*time.Second {
 				t.Errorf("defaults: %+v", o)
 			}
 			if !slices.Equal(o.Modes, []core.DelayMode{core.DelayTimer}) {

@@ -46,7 +46,7 @@ func measureQueueLateness(ctx context.Context, o Options, s *stack, mode core.De
 		}
 		id := randHex(4)
 		if q, err = rocketmq.New(ctx, rocketmq.Config{NameServer: ns, Topic: "SEATFLOW_BENCH_RAW_" + id,
-			Group: "seatflow-bench-raw-" + id, FromFirstOffset: true}); err != nil {
+			Group: "seatflow-bench-raw-" + id, FromFirstOffset: true, Logger: quietLog()}); err != nil {
 			return queueLateness{}, err
 		}
 	} else {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -133,5 +134,51 @@ func TestSign(t *testing.T) {
 	const want = "49f24e537407743fa4a0242bb63b94b9a47ee99cbbe071ccd8a22550ae411686"
 	if got := sign("secret", "1700000000", []byte(`{"a":1}`)); got != want {
 		t.Errorf("sign = %q, want %q", got, want)
+	}
+}
+
+func TestHopStats(t *testing.T) {
+	ev := func(order string, at int64, kind, detail string) hopEvent {
+		return hopEvent{OrderNo: order, At: at, Kind: kind, Detail: detail}
+	}
+	sched, fired := core.EventTimeoutScheduled, core.EventTimeoutFired
+	tests := []struct {
+		name     string
+		evs      []hopEvent
+		wantHops map[string]int
+		wantLate []time.Duration
+		wantErr  bool
+	}{
+		{name: "two hops, the second handled 250 ms late", evs: []hopEvent{
+			ev("A", 0, sched, `{"hop":1,"level":4,"due_at":"1970-01-01T00:00:30Z"}`),
+			ev("A", 30_100, fired, `{"hop":1,"outcome":"rearmed"}`),
+			ev("A", 30_100, sched, `{"hop":2,"level":3,"due_at":"1970-01-01T00:00:40.1Z"}`),
+			ev("A", 40_350, fired, `{"hop":2,"outcome":"cancelled"}`),
+		}, wantHops: map[string]int{"A": 2}, wantLate: []time.Duration{100 * time.Millisecond, 250 * time.Millisecond}},
+		{name: "a redelivery does not count as the arrival", evs: []hopEvent{
+			ev("B", 0, sched, `{"hop":1,"due_at":"1970-01-01T00:00:01Z"}`),
+			ev("B", 1_900, fired, `{"hop":1,"outcome":"ignored"}`),
+			ev("B", 1_010, fired, `{"hop":1,"outcome":"cancelled"}`),
+		}, wantHops: map[string]int{"B": 1}, wantLate: []time.Duration{10 * time.Millisecond}},
+		{name: "a hop not delivered yet has no lateness", evs: []hopEvent{
+			ev("C", 0, sched, `{"hop":1,"due_at":"1970-01-01T00:00:01Z"}`),
+		}, wantHops: map[string]int{"C": 1}},
+		{name: "bad detail", evs: []hopEvent{ev("D", 0, sched, `{`)}, wantErr: true},
+		{name: "bad due_at", evs: []hopEvent{ev("D", 0, sched, `{"hop":1,"due_at":"soon"}`)}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hops, late, err := hopStats(tt.evs)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			slices.Sort(late)
+			if !maps.Equal(hops, tt.wantHops) || !slices.Equal(late, tt.wantLate) {
+				t.Errorf("got hops %v lateness %v, want %v %v", hops, late, tt.wantHops, tt.wantLate)
+			}
+		})
 	}
 }
