@@ -1,0 +1,513 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"seatflow/core"
+	"seatflow/core/store"
+)
+
+// hostileApp is the embedded stack served on a real port, with one 3×4 show
+// and one pending order, for attacks that need a socket (body limits, slow
+// clients) as well as plain bad input.
+type hostileApp struct {
+	t     *testing.T
+	app   *App
+	base  string
+	show  core.Show
+	order string // a pending order of user 1 (seat C-4)
+}
+
+func newHostileApp(t *testing.T, logger *slog.Logger) *hostileApp {
+	t.Helper()
+	app, base, _ := startApp(t, map[string]string{}, logger)
+	show, err := app.DB.CreateShow(t.Context(), core.Show{Name: "Hostile", StartsAt: time.Now().Add(time.Hour)},
+		store.DemoSeats(3, 4, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostileApp{t: t, app: app, base: base, show: show}
+	resp, body := h.send("POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":1,"show_id":%d,"seat_ids":["C-4"]}`, show.ID), nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("place: %d %s", resp.StatusCode, body)
+	}
+	var o struct {
+		OrderNo string `json:"order_no"`
+	}
+	if err := json.Unmarshal(body, &o); err != nil {
+		t.Fatal(err)
+	}
+	h.order = o.OrderNo
+	return h
+}
+
+// send makes one request with the API token (unless header sets its own
+// Authorization) and returns the response and its body.
+func (h *hostileApp) send(method, path, body string, header map[string]string) (*http.Response, []byte) {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.base+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// signed returns the callback headers for body, signed now.
+func signed(body string) map[string]string {
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	return map[string]string{"X-SeatFlow-Timestamp": ts, "X-SeatFlow-Signature": sign(testSecret, ts, body)}
+}
+
+func (h *hostileApp) counts() map[string]int {
+	h.t.Helper()
+	m := map[string]int{}
+	for _, table := range writtenTables {
+		var n int
+		if err := h.app.DB.X().Get(&n, "SELECT COUNT(*) FROM "+table); err != nil {
+			h.t.Fatal(err)
+		}
+		m[table] = n
+	}
+	return m
+}
+
+// injections are put into every string field.
+var injections = []struct{ name, value string }{
+	{"sql quote", `A-1' OR '1'='1`},
+	{"sql stacked", `A-1; DROP TABLE order_info; --`},
+	{"sql comment", `SF1" /*`},
+	{"sql union", `x' UNION SELECT order_no FROM order_info --`},
+	{"script", `<script>alert(1)</script>`},
+	{"attribute", `" onmouseover="alert(1)`},
+	{"fullwidth digit", "A-\uff11"},
+	{"emoji", "\U0001F39F"},
+	{"right-to-left override", "A-1\u202e"},
+	{"nul byte", "A-1\x00"},
+	{"invalid utf-8", "A-\xff\xfe"},
+	{"very long", strings.Repeat("A", 10_000)},
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Every hostile input is a 4xx with the API's error shape, and writes
+// nothing: not a row in any table, not a timeout task.
+func TestHostileInput(t *testing.T) {
+	h := newHostileApp(t, nil)
+	show := h.show.ID
+	type tc struct {
+		name, method, path, body string
+		header                   map[string]string
+		status                   int
+	}
+	var cases []tc
+	for _, in := range injections {
+		j := jsonString(in.value)
+		esc := url.PathEscape(in.value)
+		cases = append(cases,
+			tc{"place seat id: " + in.name, "POST", "/api/v1/orders",
+				fmt.Sprintf(`{"user_id":2,"show_id":%d,"seat_ids":[%s]}`, show, j), nil, 400},
+			tc{"place seat id beside a good one: " + in.name, "POST", "/api/v1/orders",
+				fmt.Sprintf(`{"user_id":2,"show_id":%d,"seat_ids":["A-1",%s]}`, show, j), nil, 400},
+			tc{"place user id as string: " + in.name, "POST", "/api/v1/orders",
+				fmt.Sprintf(`{"user_id":%s,"show_id":%d,"seat_ids":["A-1"]}`, j, show), nil, 400},
+			tc{"place field name: " + in.name, "POST", "/api/v1/orders",
+				fmt.Sprintf(`{"user_id":2,"show_id":%d,"seat_ids":["A-1"],%s:1}`, show, j), nil, 400},
+			tc{"get order: " + in.name, "GET", "/api/v1/orders/" + esc, "", nil, 404},
+			tc{"cancel order: " + in.name, "POST", "/api/v1/orders/" + esc + "/cancel", `{"user_id":1}`, nil, 404},
+			tc{"seats of show: " + in.name, "GET", "/api/v1/shows/" + esc + "/seats", "", nil, 400},
+			tc{"pay unknown order: " + in.name, "POST", "/api/v1/payments/callback",
+				fmt.Sprintf(`{"order_no":%s,"txn_id":"T-hostile","amount_cents":1000}`, j),
+				signed(fmt.Sprintf(`{"order_no":%s,"txn_id":"T-hostile","amount_cents":1000}`, j)), 0},
+			tc{"pay txn id, unknown order: " + in.name, "POST", "/api/v1/payments/callback",
+				fmt.Sprintf(`{"order_no":"SF1","txn_id":%s,"amount_cents":1000}`, j),
+				signed(fmt.Sprintf(`{"order_no":"SF1","txn_id":%s,"amount_cents":1000}`, j)), 0},
+			tc{"pay paid_at: " + in.name, "POST", "/api/v1/payments/callback",
+				fmt.Sprintf(`{"order_no":%q,"txn_id":"T-h2","amount_cents":1000,"paid_at":%s}`, h.order, j),
+				signed(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-h2","amount_cents":1000,"paid_at":%s}`, h.order, j)), 400},
+		)
+		if !strings.ContainsAny(in.value, "\x00\r\n") { // not sendable as a header value
+			cases = append(cases, tc{"pay signature: " + in.name, "POST", "/api/v1/payments/callback",
+				fmt.Sprintf(`{"order_no":%q,"txn_id":"T-h3","amount_cents":1000}`, h.order),
+				map[string]string{"X-SeatFlow-Timestamp": strconv.FormatInt(time.Now().Unix(), 10),
+					"X-SeatFlow-Signature": in.value}, 401})
+		}
+	}
+	for _, n := range []string{"1e400", "9223372036854775808", "-9223372036854775809", "1.5", "-1", "0",
+		"18446744073709551616", "0x10", "NaN", "Infinity", `"1"`, "[]", "{}", "null", "true"} {
+		cases = append(cases,
+			tc{"user id " + n, "POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":%s,"show_id":%d,"seat_ids":["A-1"]}`, n, show), nil, 400},
+			tc{"show id " + n, "POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":2,"show_id":%s,"seat_ids":["A-1"]}`, n), nil, 0},
+			tc{"cancel user id " + n, "POST", "/api/v1/orders/" + h.order + "/cancel", fmt.Sprintf(`{"user_id":%s}`, n), nil, 400},
+			tc{"amount " + n, "POST", "/api/v1/payments/callback",
+				fmt.Sprintf(`{"order_no":%q,"txn_id":"T-n","amount_cents":%s}`, h.order, n),
+				signed(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-n","amount_cents":%s}`, h.order, n)), 0},
+		)
+	}
+	many := `"A-1"` + strings.Repeat(`,"A-1"`, 5000)
+	cases = append(cases,
+		tc{"seat list of 5001", "POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":2,"show_id":%d,"seat_ids":[%s]}`, show, many), nil, 400},
+		tc{"deep nesting", "POST", "/api/v1/orders", strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000), nil, 400},
+		tc{"show id path overflow", "GET", "/api/v1/shows/99999999999999999999999/seats", "", nil, 400},
+		tc{"timestamp a year old", "POST", "/api/v1/payments/callback", `{}`,
+			map[string]string{"X-SeatFlow-Timestamp": strconv.FormatInt(time.Now().Add(-365*24*time.Hour).Unix(), 10),
+				"X-SeatFlow-Signature": sign(testSecret, strconv.FormatInt(time.Now().Add(-365*24*time.Hour).Unix(), 10), `{}`)}, 401},
+		tc{"timestamp overflow", "POST", "/api/v1/payments/callback", `{}`,
+			map[string]string{"X-SeatFlow-Timestamp": "99999999999999999999", "X-SeatFlow-Signature": "00"}, 401},
+		tc{"token with injection", "GET", "/api/v1/shows", "", map[string]string{"Authorization": "Bearer ' OR 1=1 --"}, 401},
+	)
+
+	before := h.counts()
+	for _, c := range cases {
+		resp, body := h.send(c.method, c.path, c.body, c.header)
+		bad := resp.StatusCode < 400 || resp.StatusCode >= 500 || (c.status != 0 && resp.StatusCode != c.status)
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" {
+			bad = true
+		}
+		if bad {
+			t.Errorf("%s: %d %.300s, want %s", c.name, resp.StatusCode, body, wantStatus(c.status))
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s: Content-Type %q: a reflected value could be read as HTML", c.name, ct)
+		}
+	}
+	if after := h.counts(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("hostile input wrote rows: before %v, after %v", before, after)
+	}
+	var tables int
+	if err := h.app.DB.X().Get(&tables, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('order_info','payment')`); err != nil || tables != 2 {
+		t.Errorf("tables after the injections: %d (%v)", tables, err)
+	}
+}
+
+func wantStatus(s int) string {
+	if s == 0 {
+		return "a 4xx"
+	}
+	return strconv.Itoa(s)
+}
+
+// A value that looks like SQL is data: stored and returned verbatim.
+func TestInjectionIsStoredAsData(t *testing.T) {
+	h := newHostileApp(t, nil)
+	txn := `T'); DELETE FROM payment; --`
+	body := fmt.Sprintf(`{"order_no":%q,"txn_id":%s,"amount_cents":1000}`, h.order, jsonString(txn))
+	if resp, b := h.send("POST", "/api/v1/payments/callback", body, signed(body)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("pay: %d %s", resp.StatusCode, b)
+	}
+	var got string
+	if err := h.app.DB.X().Get(&got, `SELECT paid_txn_id FROM order_info WHERE order_no = ?`, h.order); err != nil || got != txn {
+		t.Errorf("paid_txn_id %q (%v), want %q", got, err, txn)
+	}
+	if n := h.counts()["payment"]; n != 1 {
+		t.Errorf("%d payment rows, want 1", n)
+	}
+}
+
+// Bodies far over the limit are refused without being read into memory.
+func TestHugeBodies(t *testing.T) {
+	h := newHostileApp(t, nil)
+	huge := `{"user_id":1,"show_id":1,"seat_ids":["` + strings.Repeat("A", 10<<20) + `"]}`
+	before := h.counts()
+	for _, path := range []string{"/api/v1/orders", "/api/v1/orders/" + h.order + "/cancel", "/api/v1/payments/callback"} {
+		resp, body := h.send("POST", path, huge, signed(huge))
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(body, []byte(`"body_too_large"`)) {
+			t.Errorf("POST %s with 10 MB: %d %.200s, want 413 body_too_large", path, resp.StatusCode, body)
+		}
+	}
+	// Content-Length lies are cut at the limit too.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nTransfer-Encoding: chunked\r\n\r\n", testToken)
+	chunk := strings.Repeat("A", 32<<10)
+	go func() {
+		for range 8 { // 256 KB in chunks, no Content-Length to check up front
+			if _, err := fmt.Fprintf(conn, "%x\r\n%s\r\n", len(chunk), chunk); err != nil {
+				return
+			}
+		}
+		io.WriteString(conn, "0\r\n\r\n")
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("chunked body over the limit: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked body over the limit: %d, want 413", resp.StatusCode)
+	}
+	if after := h.counts(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("huge bodies wrote rows: before %v, after %v", before, after)
+	}
+}
+
+// A client that sends its headers a byte at a time (slowloris) is cut off
+// at ReadHeaderTimeout, and the server keeps answering others meanwhile.
+func TestSlowClientIsCut(t *testing.T) {
+	h := newHostileApp(t, nil)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	closed := make(chan time.Duration, 1)
+	go func() {
+		_, _ = io.Copy(io.Discard, conn) // returns when the server closes
+		closed <- time.Since(start)
+	}()
+	header := "POST /api/v1/orders HTTP/1.1\r\nHost: seatflow\r\nX-Padding: " + strings.Repeat("a", 100)
+	limit := newHTTPServer("", nil, slog.New(slog.DiscardHandler)).ReadHeaderTimeout
+	for i := 0; i < len(header); i++ {
+		if _, err := conn.Write([]byte{header[i]}); err != nil {
+			break // cut off
+		}
+		select {
+		case d := <-closed:
+			if d < limit || d > limit+3*time.Second {
+				t.Errorf("slow client cut after %v, want about ReadHeaderTimeout (%v)", d, limit)
+			}
+			// Others are served throughout.
+			if resp, _ := h.send("GET", "/healthz", "", nil); resp.StatusCode != http.StatusOK {
+				t.Errorf("healthz: %d", resp.StatusCode)
+			}
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		if time.Since(start) > limit+5*time.Second {
+			t.Fatalf("slow client still connected after %v", time.Since(start))
+		}
+	}
+	t.Fatal("sent every header byte without being cut off")
+}
+
+// syncBuffer is a bytes.Buffer for a logger written from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// No secret reaches the log: the API token, the payment secret and
+// signatures, staff passwords, session cookies and CSRF tokens, the
+// database password, through a whole flow at debug level with failures of
+// each kind along the way.
+func TestNoSecretInLogs(t *testing.T) {
+	var logs syncBuffer
+	h := newHostileApp(t, NewLogger(&logs, slog.LevelDebug))
+	const staffPassword = "staff-password-0123456789"
+	hash, err := bcrypt.GenerateFromPassword([]byte(staffPassword), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.app.DB.CreateStaff(t.Context(), core.Staff{Username: "ops", Role: core.RoleOps, CreatedAt: time.Now()}, string(hash)); err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]string{"API token": testToken, "payment secret": testSecret, "staff password": staffPassword}
+
+	// API: good and bad calls, a signed payment and a forged one.
+	h.send("GET", "/api/v1/orders/"+h.order, "", nil)
+	h.send("GET", "/api/v1/shows", "", map[string]string{"Authorization": "Bearer " + testToken + "x"})
+	body := fmt.Sprintf(`{"order_no":%q,"txn_id":"T-log","amount_cents":1000}`, h.order)
+	sig := signed(body)
+	secrets["payment signature"] = sig["X-SeatFlow-Signature"]
+	h.send("POST", "/api/v1/payments/callback", body, map[string]string{"X-SeatFlow-Timestamp": sig["X-SeatFlow-Timestamp"],
+		"X-SeatFlow-Signature": strings.Repeat("0", 64)})
+	h.send("POST", "/api/v1/payments/callback", body, sig)
+
+	// Console: a wrong password, then a login, a page and a logout.
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login := func(password string) *http.Response {
+		resp, err := browser.Get(h.base + "/console/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("login form without a token")
+		}
+		secrets["login CSRF token"] = string(m[1])
+		resp, err = browser.PostForm(h.base+"/console/login", url.Values{"_csrf": {string(m[1])}, "username": {"ops"}, "password": {password}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	login(staffPassword + "-wrong")
+	if resp := login(staffPassword); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	u, _ := url.Parse(h.base + "/console/")
+	for _, c := range jar.Cookies(u) {
+		if c.Name == sessionCookie {
+			secrets["session cookie"] = c.Value
+		}
+	}
+	resp, err := browser.Get(h.base + "/console/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)"`).FindSubmatch(page); m != nil {
+		secrets["session CSRF token"] = string(m[1])
+		resp, err := browser.PostForm(h.base+"/console/logout", url.Values{"_csrf": {string(m[1])}})
+		if err == nil {
+			resp.Body.Close()
+		}
+	}
+	if secrets["session cookie"] == "" || secrets["session CSRF token"] == "" {
+		t.Fatalf("the flow did not log in: %v", secrets)
+	}
+
+	// The configuration as `seatflow serve` logs it at start.
+	cfg, err := LoadConfig(mapEnv(map[string]string{"SEATFLOW_DB": "mysql://seatflow:db-password-0123@tcp(127.0.0.1:3306)/seatflow",
+		"SEATFLOW_REDIS": "redis://:redis-password-0123@127.0.0.1:6379/0", "SEATFLOW_API_TOKEN": testToken, "SEATFLOW_PAYMENT_SECRET": testSecret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets["database password"], secrets["redis password"] = "db-password-0123", "redis-password-0123"
+	h.app.logger.InfoContext(context.Background(), "starting", "config", cfg)
+
+	out := logs.String()
+	if !strings.Contains(out, `"path":"/console/login"`) || !strings.Contains(out, `"path":"/api/v1/payments/callback"`) {
+		t.Fatalf("the log does not show the flow:\n%.3000s", out)
+	}
+	for what, v := range secrets {
+		if strings.Contains(out, v) {
+			t.Errorf("the %s appears in the log", what)
+		}
+	}
+}
+
+// The console's pages carry the security headers, and their HTML has no
+// inline script, style or event handler the CSP would have to allow.
+func TestConsoleSecurityHeaders(t *testing.T) {
+	h := newHostileApp(t, nil)
+	resp, body := h.send("GET", "/console/login", "", map[string]string{"Authorization": ""})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("login page: %d", resp.StatusCode)
+	}
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, d := range []string{"default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+		"frame-ancestors 'none'"} {
+		if !strings.Contains(csp, d+";") && !strings.HasSuffix(csp, d) {
+			t.Errorf("CSP %q lacks %q", csp, d)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("CSP %q allows inline code", csp)
+	}
+	for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+		"X-Frame-Options": "DENY"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	page := string(body)
+	for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(page, -1) {
+		if !strings.Contains(tag, " src=") {
+			t.Errorf("inline script: %s", tag)
+		}
+	}
+	for _, re := range []string{`<style`, `\sstyle=`, `\son[a-z]+=`, `javascript:`} {
+		if m := regexp.MustCompile(re).FindString(page); m != "" {
+			t.Errorf("inline %q in the login page", m)
+		}
+	}
+}
+
+// The cancel body and the callback signature check, fuzzed: never a 5xx,
+// never an accepted forgery.
+func FuzzCancelOrder(f *testing.F) {
+	a := newTestApp(f)
+	no := a.place(1, "A-1")["order_no"].(string)
+	for _, seed := range []string{`{"user_id":1}`, `{"user_id":2}`, `{}`, `null`, `{"user_id":1e99}`, `{"user_id":"1"}`, `[]`, ``} {
+		f.Add(no, []byte(seed))
+	}
+	f.Add("SF' OR 1=1 --", []byte(`{"user_id":1}`))
+	f.Fuzz(func(t *testing.T, orderNo string, body []byte) {
+		req, err := http.NewRequestWithContext(t.Context(), "POST", "/api/v1/orders/"+url.PathEscape(orderNo)+"/cancel", bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		checkAPIResponse(t, serve(t, a, req))
+	})
+}
+
+func FuzzVerifySignature(f *testing.F) {
+	now := time.Unix(1_800_000_000, 0)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	f.Add(ts, sign(testSecret, ts, `{}`), []byte(`{}`))
+	f.Add(ts, "", []byte(`{}`))
+	f.Add("-1", "zz", []byte{})
+	f.Add(ts+"0", sign(testSecret, ts+"0", `{}`), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, timestamp, signature string, body []byte) {
+		err := verifySignature(Secret(testSecret), timestamp, signature, body, now)
+		valid := signature == sign(testSecret, timestamp, string(body))
+		if err != nil && core.ErrorKind(err) != core.KindUnauthorized {
+			t.Fatalf("error %v is not unauthorized", err)
+		}
+		if err == nil && !valid {
+			t.Fatalf("accepted a signature that is not the HMAC: ts %q sig %q", timestamp, signature)
+		}
+		if err == nil {
+			n, _ := strconv.ParseInt(timestamp, 10, 64)
+			if d := now.Sub(time.Unix(n, 0)); d > maxClockSkew || d < -maxClockSkew {
+				t.Fatalf("accepted a timestamp %v away", d)
+			}
+		}
+	})
+}
