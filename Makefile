@@ -20,9 +20,12 @@ build:
 generate:
 	$(GO) tool templ generate
 
-# The whole suite, against the real services, with the race detector.
+# The whole suite, against the real services, with the race detector; then,
+# alone, the test that stops and restarts the shared RocketMQ broker (it
+# would break the other packages' RocketMQ tests if it ran beside them).
 test: services check
 	$(GO) test -race -count=1 -timeout 40m ./...
+	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
 
 # Only what runs without services (the real-stack tests skip).
 test-short:

@@ -483,8 +483,10 @@ func (tl *tally) report(t *testing.T) {
 
 // loadConfig shapes a load run.
 type loadConfig struct {
-	workers  int
+	workers int
+	// duration bounds the load; stop, when not nil, ends it earlier.
 	duration time.Duration
+	stop     <-chan struct{}
 	users    int64
 	maxSeats int
 	// allow503 reports whether a store is down at the moment (503 is then a
@@ -495,12 +497,20 @@ type loadConfig struct {
 // runLoad places orders on random instances and, for each accepted one,
 // pays it (sometimes twice: a duplicate; sometimes after it expired: a
 // discrepancy), cancels it, or lets it expire. bases returns the instance
-// URLs to pick from. It returns when duration has passed and every
-// payment it scheduled has been sent.
+// URLs to pick from. It returns when duration has passed (or stop is
+// closed) and every payment it scheduled has been sent.
 func runLoad(t *testing.T, s *stack, cfg loadConfig, bases func() []string, tl *tally) {
 	c := newAPIClient()
 	allow := func() bool { return cfg.allow503 != nil && cfg.allow503() }
 	end := time.Now().Add(cfg.duration)
+	running := func() bool {
+		select {
+		case <-cfg.stop:
+			return false
+		default:
+			return time.Now().Before(end)
+		}
+	}
 	holdTTL, _ := time.ParseDuration(s.env["SEATFLOW_HOLD_TTL"])
 	var late sync.WaitGroup // late payments, sent after their order expired
 	var wg sync.WaitGroup
@@ -510,7 +520,7 @@ func runLoad(t *testing.T, s *stack, cfg loadConfig, bases func() []string, tl *
 			defer wg.Done()
 			rnd := newRand(uint64(w))
 			pick := func() string { b := bases(); return b[rnd.IntN(len(b))] }
-			for i := 0; time.Now().Before(end); i++ {
+			for i := 0; running(); i++ {
 				user := 1 + rnd.Int64N(cfg.users)
 				row := 1 + rnd.IntN(s.show.Rows)
 				col := 1 + rnd.IntN(s.show.Cols)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"seatflow/core"
 	"seatflow/core/stacktest"
 	"seatflow/core/testenv"
 )
@@ -34,21 +35,19 @@ const (
 // Every answer must be a success, a 4xx, or (while a service is down, and
 // for outageSettle after it returns) 503 store_unavailable with
 // Retry-After; never a 500. While the service is down /readyz says 503;
-// after it returns, the same process serves again without a restart.
-func runOutages(t *testing.T, s *stack, in *instance, outs []outage) *tally {
+// after it returns, the same process serves again without a restart. It
+// returns the load's tally and when the last service was back.
+func runOutages(t *testing.T, s *stack, in *instance, outs []outage) (*tally, time.Time) {
 	t.Helper()
 	tl := newTally()
 	var window atomic.Bool
-	total := outageGap
-	for _, o := range outs {
-		total += o.down + outageSettle + outageGap
-	}
-	loadDone := make(chan struct{})
+	stop, loadDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(loadDone)
-		runLoad(t, s, loadConfig{workers: 3, duration: total, users: 40, maxSeats: 2, allow503: window.Load},
-			func() []string { return []string{in.base()} }, tl)
+		runLoad(t, s, loadConfig{workers: 3, duration: 10 * time.Minute, stop: stop, users: 40, maxSeats: 2,
+			allow503: window.Load}, func() []string { return []string{in.base()} }, tl)
 	}()
+	var back time.Time
 	c := newAPIClient()
 	time.Sleep(outageGap)
 	for _, o := range outs {
@@ -67,6 +66,7 @@ func runOutages(t *testing.T, s *stack, in *instance, outs []outage) *tally {
 			t.Fatalf("start %s: %v", o.name, err)
 		}
 		started := time.Now()
+		back = started
 		recovered := waitServing(t, c, s, in)
 		t.Logf("%s: down %v, %d answers were 503; serving again %v after it returned",
 			o.name, started.Sub(stopped).Round(time.Millisecond), tl.count503()-before, recovered.Round(time.Millisecond))
@@ -77,12 +77,16 @@ func runOutages(t *testing.T, s *stack, in *instance, outs []outage) *tally {
 		window.Store(false)
 		time.Sleep(outageGap)
 	}
+	// Holds placed after the last service returned live their whole life
+	// on a healthy stack: long enough for a timeout chain to run.
+	time.Sleep(outageGap)
+	close(stop)
 	<-loadDone
 	tl.report(t)
 	if len(tl.bad) > 0 {
 		t.Errorf("answers no client may get:\n  %s", strings.Join(tl.bad, "\n  "))
 	}
-	return tl
+	return tl, back
 }
 
 // waitServing waits until the instance is ready and takes an order again
@@ -131,7 +135,7 @@ func finishOutages(t *testing.T, s *stack, bin string, tl *tally, lateBound time
 // sweep (it ends the holds whose timeout could not be sent), requests cut
 // after 3 s.
 var outageEnv = map[string]string{
-	"SEATFLOW_HOLD_TTL":              "4s",
+	"SEATFLOW_HOLD_TTL":              "5s", // one hop of level 2
 	"SEATFLOW_REQUEST_TIMEOUT":       "3s",
 	"SEATFLOW_RECONCILE_SWEEP_EVERY": "3s",
 	"SEATFLOW_RECONCILE_GRACE":       "3s",
@@ -146,7 +150,7 @@ func TestStoreOutage(t *testing.T) {
 	bin := buildSeatflow(t)
 	s := newStack(t, ps.mysqlURL, ps.redisURL, mqURL, 10, 20, outageEnv)
 	in := s.startInstance("seatflow", bin)
-	tl := runOutages(t, s, in, []outage{
+	tl, _ := runOutages(t, s, in, []outage{
 		{name: "redis", stop: func() error { return ps.run("stop", "redis") },
 			start: func() error { return ps.run("start", "redis") }, down: outageDown, apiFails: true},
 		{name: "mariadb", stop: func() error { return ps.run("stop", "mariadb") },
@@ -181,11 +185,22 @@ func TestBrokerOutage(t *testing.T) {
 	bin := buildSeatflow(t)
 	s := newStack(t, stacktest.FreshMySQL(t, mysqlURL), redisURL, mqURL, 10, 20, outageEnv)
 	in := s.startInstance("seatflow", bin)
-	tl := runOutages(t, s, in, []outage{
+	tl, back := runOutages(t, s, in, []outage{
 		{name: "rocketmq-broker", stop: func() error { return shared.run("stop", "rocketmq-broker") },
 			start: func() error { return shared.run("start", "rocketmq-broker") }, down: outageDown},
 	})
 	// A hold placed just before the broker stopped waits for its message
 	// (kept in the broker's store) or the sweep once the broker is back.
 	finishOutages(t, s, bin, tl, 2*time.Minute)
+	// The same process's producer and consumer work again: holds placed
+	// after the broker returned were ended by their timeout messages.
+	var byTimeout int
+	if err := s.db.X().Get(&byTimeout, `SELECT COUNT(*) FROM order_info WHERE created_at > ? AND cancel_reason = ?`,
+		back.UnixMilli(), core.ReasonTimeout); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d holds placed after the broker returned were ended by their timeout message", byTimeout)
+	if byTimeout == 0 {
+		t.Error("no hold placed after the broker returned was ended by its timeout message")
+	}
 }
