@@ -88,11 +88,17 @@ func BenchmarkPlace(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				before := s.DB.X().Stats()
 				runPlaceBench(b, s, func(ctx context.Context, r core.PlaceRequest) error {
 					_, err := timed.Place(ctx, r)
 					return err
 				})
 				t.report(b)
+				// Waiting for a pooled connection, and connections closed
+				// because the idle pool was full (then dialled again).
+				after := s.DB.X().Stats()
+				b.ReportMetric(float64(after.WaitDuration-before.WaitDuration)/float64(b.N)/1e3, "µs-poolwait/op")
+				b.ReportMetric(float64(after.MaxIdleClosed-before.MaxIdleClosed)/float64(b.N), "idleclosed/op")
 			})
 			b.Run("http", func(b *testing.B) {
 				const token = "bench-token-0123456789"

@@ -18,7 +18,7 @@ type expirePhase struct {
 	Orders    int            `json:"orders"`
 	Spread    time.Duration  `json:"expire_at_spread_ns"` // last expire_at − first
 	Reasons   map[string]int `json:"cancel_reasons"`      // timeout, reconcile, ...; "pending" if never ended
-	Lateness  Summary        `json:"lateness"`            // closed_at − expire_at of timeout cancels
+	Lateness  Summary        `json:"lateness"`            // closed_at − expire_at of every cancel
 	Delivery  Summary        `json:"hop_delivery"`        // each hop: handled − due (see hopStats)
 	Drain     time.Duration  `json:"drain_ns"`            // last cancel − last expire_at
 	Hops      map[int]int    `json:"hops"`                // timeout messages sent per order → orders
@@ -155,9 +155,9 @@ func collectExpiry(ctx context.Context, s *stack, ph *expirePhase) error {
 		}
 		ph.Reasons[r.Reason]++
 		maxClosed = max(maxClosed, r.ClosedAt)
-		if r.Reason == core.ReasonTimeout {
-			late = append(late, time.Duration(r.ClosedAt-r.ExpireAt)*time.Millisecond)
-		}
+		// Every cancel counts, also the reconcile sweep's: it is the
+		// backstop when a timeout message comes late or never.
+		late = append(late, time.Duration(r.ClosedAt-r.ExpireAt)*time.Millisecond)
 	}
 	ph.Spread = time.Duration(maxExp-minExp) * time.Millisecond
 	ph.Drain = time.Duration(maxClosed-maxExp) * time.Millisecond
@@ -279,7 +279,8 @@ func expireRows(stack string, res expireResult) []Row {
 			drain = drain.target("≤ 20 s", ph.Drain <= 20*time.Second)
 		}
 		rows = append(rows, spread,
-			row("cancelled by timeout", float64(ph.Reasons[core.ReasonTimeout]), "").vs("holds placed", float64(ph.Orders)),
+			row("cancelled by the timeout chain", float64(ph.Reasons[core.ReasonTimeout]), "").vs("holds placed", float64(ph.Orders)),
+			row("cancelled by the reconcile sweep", float64(ph.Reasons[core.ReasonReconcile]), "").vs("holds placed", float64(ph.Orders)),
 			row("lateness p50", ms(ph.Lateness.P50), "ms").vs("raw queue p50", ms(res.Raw.Lateness.P50)),
 			p99, mx, drain,
 			row("each hop's delivery lateness p50", ms(ph.Delivery.P50), "ms").vs("raw queue p50", ms(res.Raw.Lateness.P50)),

@@ -37,6 +37,7 @@ type Options struct {
 	Scenario  string
 	Stack     string
 	Clients   int           // concurrent clients of every load phase (and of the raw limits)
+	DBPool    int           // SEATFLOW_DB_MAX_OPEN of the server and the raw commit limit's pool; 0: store's default
 	Rows      int           // place: seat plan rows × Cols seats per show
 	Cols      int           //
 	Rounds    int           // place: shows sold out one after the other
@@ -84,6 +85,7 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	}
 	fs.StringVar(&o.Stack, "stack", StackEmbedded, "stack under test: embedded or real")
 	fs.IntVar(&o.Clients, "clients", 64, "concurrent clients")
+	fs.IntVar(&o.DBPool, "db-pool", 0, "database pool size of the server and of the raw commit limit (0: the store's default, 32 on MySQL)")
 	fs.IntVar(&o.Rows, "rows", 50, "place: rows of each show")
 	fs.IntVar(&o.Cols, "cols", 100, "place: seats per row")
 	fs.IntVar(&o.Rounds, "rounds", 2, "place: shows sold out one after the other")
@@ -170,6 +172,9 @@ func (o Options) validate() error {
 		if c.v <= 0 {
 			return fmt.Errorf("bench: --%s %d: must be positive", c.name, c.v)
 		}
+	}
+	if o.DBPool < 0 {
+		return fmt.Errorf("bench: --db-pool %d: must not be negative", o.DBPool)
 	}
 	if o.HoldTTL < 5*time.Second {
 		// Shorter holds expire while the burst is still being placed.

@@ -172,3 +172,17 @@ func machine() Machine {
 	}
 	return m
 }
+
+// loadAvg is the 1, 5 and 15 minute load averages from /proc/loadavg: the
+// machine is shared, so a report says how busy it was ("" when unreadable).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}

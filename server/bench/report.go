@@ -50,9 +50,20 @@ type Report struct {
 	Scenario string         `json:"scenario"`
 	Stack    string         `json:"stack"`
 	Clients  int            `json:"clients"`
+	LoadFrom string         `json:"load_avg_start"` // other engineers' work shares the machine
+	LoadTo   string         `json:"load_avg_end"`
 	Rows     []Row          `json:"rows"`
-	Details  map[string]any `json:"details"` // per-phase raw results
+	Details  map[string]any `json:"details"`         // per-phase raw results
+	Notes    []string       `json:"notes,omitempty"` // failed requests of phases that still finished
 	Errors   []string       `json:"errors,omitempty"`
+}
+
+// noteFailures records a phase's failed requests: a phase tolerates a few
+// (see loadSpec.MaxErrors), the reader must still see them.
+func (r *Report) noteFailures(phase string, lr loadResult) {
+	if lr.Errors > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d requests failed, the first with: %s", phase, lr.Errors, lr.FirstErr))
+	}
 }
 
 // writeJSON prints the report for machines.
@@ -67,9 +78,14 @@ func (r *Report) writeJSON(w io.Writer) error {
 
 // writeTable prints the report for people.
 func (r *Report) writeTable(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "\nSeatFlow bench %s, %s stack, %d clients — %s, %d × %s, %s\n\n%s",
+	_, err := fmt.Fprintf(w, "\nSeatFlow bench %s, %s stack, %d clients — %s, %d × %s, %s, load average %s → %s\n\n%s",
 		r.Scenario, r.Stack, r.Clients, r.Date.Format("2006-01-02 15:04 MST"), r.Machine.NProc, r.Machine.CPU,
-		r.Machine.Go, formatTable(r.Rows))
+		r.Machine.Go, r.LoadFrom, r.LoadTo, formatTable(r.Rows))
+	for _, n := range r.Notes {
+		if err == nil {
+			_, err = fmt.Fprintf(w, "NOTE: %s\n", n)
+		}
+	}
 	for _, e := range r.Errors {
 		if err == nil {
 			_, err = fmt.Fprintf(w, "ERROR: %s\n", e)

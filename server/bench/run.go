@@ -50,8 +50,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	p := newProgress(stdout, o.JSON)
 	rep := &Report{Date: time.Now(), Machine: machine(), Scenario: o.Scenario, Stack: o.Stack, Clients: o.Clients,
-		Details: map[string]any{}}
+		LoadFrom: loadAvg(), Details: map[string]any{}}
 	runErr := runScenarios(ctx, o, getenv, p, rep)
+	rep.LoadTo = loadAvg()
 	if runErr != nil {
 		rep.Errors = append(rep.Errors, runErr.Error())
 	}
@@ -92,6 +93,9 @@ func runScenarios(ctx context.Context, o Options, getenv func(string) string, p 
 		for _, mode := range o.Modes {
 			res, err := runExpire(ctx, o, mode, getenv, p)
 			rep.Details["expire_"+string(mode)] = res
+			for _, ph := range res.Phases {
+				rep.noteFailures(fmt.Sprintf("expire %s %s: placing", mode, ph.Name), ph.Place)
+			}
 			rep.Rows = append(rep.Rows, expireRows(o.Stack, res)...)
 			if err != nil {
 				return fmt.Errorf("expire %s: %w", mode, err)
@@ -123,6 +127,9 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 	if wants(o, ScenarioPlace) {
 		res, err := runPlace(ctx, o, s, p)
 		rep.Details["place"] = res
+		for i, r := range res.Rounds {
+			rep.noteFailures(fmt.Sprintf("place round %d", i+1), r.Load)
+		}
 		rep.Rows = append(rep.Rows, placeRows(o.Stack, res, lim)...)
 		if err != nil {
 			return fmt.Errorf("place: %w", err)
@@ -131,6 +138,8 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 	if wants(o, ScenarioPay) {
 		res, err := runPay(ctx, o, s, p)
 		rep.Details["pay"] = res
+		rep.noteFailures("pay: placing", res.Place)
+		rep.noteFailures("pay: callbacks", res.Pay)
 		rep.Rows = append(rep.Rows, payRows(o.Stack, res, lim)...)
 		if err != nil {
 			return fmt.Errorf("pay: %w", err)

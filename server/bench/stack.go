@@ -87,7 +87,12 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 		env = append(env, "SEATFLOW_REDIS="+o.Redis, "SEATFLOW_MQ="+o.RocketMQ,
 			"SEATFLOW_ROCKETMQ_TOPIC="+s.topic, "SEATFLOW_ROCKETMQ_GROUP=seatflow-bench-"+id)
 	}
-	if s.db, err = store.Open(ctx, s.dsn); err != nil {
+	if o.DBPool > 0 {
+		env = append(env, fmt.Sprintf("SEATFLOW_DB_MAX_OPEN=%d", o.DBPool))
+	}
+	// The same pool as the server's, so the raw commit limit is measured
+	// through the same number of connections.
+	if s.db, err = store.OpenWith(ctx, s.dsn, store.Options{MaxOpenConns: o.DBPool}); err != nil {
 		return nil, fmt.Errorf("bench connection to %s: %w", o.Stack, err)
 	}
 	if err = s.db.Migrate(ctx); err != nil {
