@@ -9,11 +9,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"seatflow/core"
@@ -186,13 +192,25 @@ func TestGracefulShutdownRealStack(t *testing.T) {
 	dsn := stacktest.FreshMySQL(t, mysqlURL) // its cleanup must run after the check below
 	defer goleak.VerifyNone(t, append(rocketMQLeftovers, goleak.IgnoreCurrent())...)
 	suffix := rand.Text()[:8]
-	_, base, stop := startApp(t, map[string]string{
+	app, base, stop := startApp(t, map[string]string{
 		"SEATFLOW_DB":             dsn,
 		"SEATFLOW_REDIS":          redisURL,
 		"SEATFLOW_MQ":             mqURL,
 		"SEATFLOW_ROCKETMQ_TOPIC": "SF_SHUTDOWN_" + suffix,
 		"SEATFLOW_ROCKETMQ_GROUP": "sf-shutdown-" + suffix,
+		"SEATFLOW_DB_MAX_OPEN":    "7",
+		"SEATFLOW_REDIS_POOL":     "9",
 	}, nil)
+	// The pool sizes reach the drivers.
+	if n := app.DB.X().Stats().MaxOpenConnections; n != 7 {
+		t.Errorf("SEATFLOW_DB_MAX_OPEN=7: MariaDB pool of %d", n)
+	}
+	if c, ok := app.redis.(*redis.Client); !ok || c.Options().PoolSize != 9 {
+		t.Errorf("SEATFLOW_REDIS_POOL=9: Redis client %T", app.redis)
+	}
+	if app.relay == nil {
+		t.Error("no seat relay on a shared Redis")
+	}
 	resp, err := http.Get(base + "/readyz")
 	if err != nil {
 		t.Fatal(err)
@@ -208,5 +226,83 @@ func TestGracefulShutdownRealStack(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if err := stop(); err != nil {
 		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+// A live seat map outlives the server's WriteTimeout: the stream lifts the
+// deadline for itself (console_sse.go), while every other response keeps it.
+func TestSeatStreamOutlivesWriteTimeout(t *testing.T) {
+	h := newHostileApp(t, nil)
+	const writeTimeout = time.Second
+	srv := newHTTPServer("", h.app.Handler, slog.New(slog.DiscardHandler))
+	srv.WriteTimeout = writeTimeout
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+
+	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.app.DB.CreateStaff(t.Context(), core.Staff{Username: "watcher", Role: core.RoleBoxOffice,
+		CreatedAt: time.Now()}, string(hash)); err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := browser.Get(base + "/console/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatal("login form without a token")
+	}
+	resp, err = browser.PostForm(base+"/console/login", url.Values{"_csrf": {string(m[1])}, "username": {"watcher"}, "password": {testPassword}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/console/shows/%d/events", base, h.show.ID), nil)
+	resp, err = (&http.Client{Jar: jar}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	time.Sleep(writeTimeout + 1500*time.Millisecond) // past the deadline the stream started with
+	h.send("POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":3,"show_id":%d,"seat_ids":["B-2"]}`, h.show.ID), nil)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the seat stream was cut (write deadline?) before the change arrived")
+			}
+			if strings.Contains(l, `id="seat-B-2" class="seat locked"`) {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("no seat change on the stream")
+		}
 	}
 }
