@@ -12,6 +12,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/stacktest"
 	"seatflow/core/testenv"
+	"seatflow/server"
 )
 
 // outage is one backing service stopped for a while and started again.
@@ -156,6 +157,11 @@ func TestStoreOutage(t *testing.T) {
 		{name: "mariadb", stop: func() error { return ps.run("stop", "mariadb") },
 			start: func() error { return ps.run("start", "mariadb") }, down: outageDown, apiFails: true},
 	})
+	// The seat relay subscribed again to the Redis that came back: live
+	// seat maps keep working without a restart.
+	if n, err := s.redis.PubSubNumSub(t.Context(), server.SeatChannel(0)).Result(); err != nil || n[server.SeatChannel(0)] != 1 {
+		t.Errorf("subscribers of %s after the Redis restart: %v (%v), want the instance's relay", server.SeatChannel(0), n, err)
+	}
 	// Redis came back empty (no persistence): reconcile restores what the
 	// DB says is sold, and the holds of that time end by themselves.
 	finishOutages(t, s, bin, tl, 30*time.Second)
