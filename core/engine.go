@@ -17,6 +17,7 @@ type Config struct {
 	HoldTTL          time.Duration // how long seats stay held awaiting payment
 	PurchaseLimit    int           // seats one user may hold or own per show; 0 = no limit
 	MaxSeatsPerOrder int
+	MaxHold          time.Duration // longest a hold may last in all, extensions included; 0 = DefaultMaxHold
 	Delay            DelayPolicy
 }
 
@@ -280,6 +281,11 @@ func (e *Engine) HandleTimeout(ctx context.Context, msg TimeoutMsg) error {
 		e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventTimeoutFired, Detail: d})
 	}
 	if o.Status != StatusPending {
+		// Due, but someone else ended the order after it expired: the
+		// timeout lost a race (an order ended before its expiry was not one).
+		if o.CancelReason != ReasonTimeout && !o.ClosedAt.Before(o.ExpireAt) {
+			e.recordLostAttempt(ctx, o, ActorSystem, ReasonTimeout, now)
+		}
 		fired(OutcomeIgnored, map[string]any{"status": o.Status.String()})
 		return nil
 	}
@@ -291,6 +297,10 @@ func (e *Engine) HandleTimeout(ctx context.Context, msg TimeoutMsg) error {
 		return fmt.Errorf("timeout %s: %w", o.OrderNo, err)
 	}
 	if !res.Won {
+		if res.Order.Status == StatusPending {
+			// Extended since the read above: the chain goes on to the new expiry.
+			return e.rearm(ctx, res.Order, msg, now, fired)
+		}
 		fired(OutcomeIgnored, map[string]any{"status": res.Order.Status.String()})
 		return nil
 	}
@@ -350,6 +360,7 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 		released []string
 	)
 	now := e.clock.Now()
+	path := ExpiryPath(r.Reason, r.Actor)
 	err := e.store.InTx(ctx, func(tx Tx) error {
 		won, order, released = false, Order{}, nil
 		// Lock the row before the conditional update, in the same order as
@@ -358,6 +369,9 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 		var err error
 		if order, err = tx.OrderForUpdate(ctx, r.OrderNo); err != nil {
 			return err
+		}
+		if path != "" && now.Before(order.ExpireAt) {
+			return nil // an expiry cancel of a hold extended since its caller looked
 		}
 		if won, err = tx.TransitionPending(ctx, r.OrderNo, StatusCancelled,
 			Transition{At: now, Reason: r.Reason, Actor: r.Actor}); err != nil || !won {
@@ -377,11 +391,12 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 		return CancelResult{}, fmt.Errorf("cancel %s: %w", r.OrderNo, err)
 	}
 	if !won {
+		e.recordLostAttempt(ctx, order, r.Actor, r.Reason, now)
 		return CancelResult{Order: order}, nil
 	}
 	e.metrics.OrdersEnded.WithLabelValues(StatusCancelled.String(), r.Reason).Inc()
-	if r.Reason == ReasonTimeout || !now.Before(order.ExpireAt) {
-		e.metrics.CancelLateness.WithLabelValues(r.Reason).Observe(now.Sub(order.ExpireAt).Seconds())
+	if path != "" {
+		e.metrics.CancelLateness.WithLabelValues(path).Observe(now.Sub(order.ExpireAt).Seconds())
 	}
 	// Committed. A failed release leaves a stale lock that reconcile frees.
 	ctx = context.WithoutCancel(ctx)
@@ -410,13 +425,15 @@ func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Orde
 	if o.UserID != userID {
 		return Order{}, ErrOrderNotFound // never reveal another user's order
 	}
+	actor := fmt.Sprintf("%s%d", ActorCustomerPrefix, userID)
 	if o.Status == StatusPending {
-		res, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: orderNo, Reason: ReasonCustomer,
-			Actor: fmt.Sprintf("%s%d", ActorCustomerPrefix, userID)})
+		res, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: orderNo, Reason: ReasonCustomer, Actor: actor})
 		if err != nil {
 			return Order{}, err
 		}
 		o = res.Order
+	} else {
+		e.recordLostAttempt(ctx, o, actor, ReasonCustomer, e.clock.Now())
 	}
 	if o.Status == StatusPaid {
 		return o, ErrOrderNotPending

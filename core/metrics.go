@@ -1,6 +1,12 @@
 package core
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the engine's Prometheus collectors, registered on a private
 // registry by the caller (no global registry).
@@ -15,7 +21,40 @@ type Metrics struct {
 	Discrepancies    *prometheus.CounterVec // kind
 	SeatStoreFailure *prometheus.CounterVec // op: release|sell|compensate
 	CancelLateness   *prometheus.HistogramVec
+	HoldsExtended    prometheus.Counter
 }
+
+// Expiry paths: which path cancelled an expired order, the label of
+// seatflow_expiry_lag_seconds. Customer and staff cancels have none: they
+// are not the clock running late.
+const (
+	PathTimeout   = "timeout"   // the order's own timeout message
+	PathSweep     = "sweep"     // reconcile's fast expired_pending sweep
+	PathReconcile = "reconcile" // a full reconcile run
+)
+
+// ActorSweep is the actor the fast sweep cancels as (with ReasonReconcile),
+// so that the order row itself tells the sweep from a full run.
+const ActorSweep = "sweep"
+
+// ExpiryPath returns the path of a cancel with this reason and actor, or ""
+// when the cancel is not an expiry (customer, staff).
+func ExpiryPath(reason, actor string) string {
+	switch {
+	case reason == ReasonTimeout:
+		return PathTimeout
+	case reason == ReasonReconcile && actor == ActorSweep:
+		return PathSweep
+	case reason == ReasonReconcile:
+		return PathReconcile
+	}
+	return ""
+}
+
+// ExpiryLagBuckets are the upper bounds (seconds) of the expiry-lag
+// histogram: a timeout is normally late by up to about the delay slack; a
+// sweep by up to its period; a full reconcile by minutes.
+var ExpiryLagBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 5, 10, 30, 60, 300, 900}
 
 // NewMetrics creates the collectors and registers them on reg (nil: unregistered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -31,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		TimeoutSendFail: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "seatflow_timeout_send_failures_total", Help: "Timeout messages that could not be sent (reconcile recovers the order)."}),
 		RearmHops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seatflow_timeout_hops_total", Help: "Timeout messages sent, by delay level (0 = exact timer)."}, []string{"level"}),
+			Name: "seatflow_timeout_hops_total", Help: "Timeout messages sent (the first at placement, then each re-arm), by delay level (0 = exact timer)."}, []string{"level"}),
 		Payments: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatflow_payments_total", Help: "Payment callbacks, by result."}, []string{"result"}),
 		Discrepancies: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -40,13 +79,60 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "seatflow_seat_store_failures_total", Help: "Seat-store writes that failed after a DB commit, by operation (reconcile repairs them)."}, []string{"op"}),
 		CancelLateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "seatflow_expiry_lag_seconds",
-			Help:    "Time from expire_time to the cancel of an expired order, by the path that cancelled it.",
-			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 5, 10, 30, 60, 300, 900},
+			Help:    "Time from expire_time to the cancel of an expired order, by the path that cancelled it (timeout, sweep, reconcile).",
+			Buckets: ExpiryLagBuckets,
 		}, []string{"path"}),
+		HoldsExtended: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatflow_holds_extended_total", Help: "Pending holds whose expiry was pushed later."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
-			m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness)
+			m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended)
 	}
 	return m
+}
+
+// overdueTimeout bounds the count query of one scrape: a slow database must
+// not hold the scrape until Prometheus gives up on all the other metrics.
+const overdueTimeout = 5 * time.Second
+
+// OverdueCollector exports seatflow_orders_overdue, the orders still pending
+// past their expire_time, counted by the database at each scrape (an indexed
+// COUNT: it is what the whole system sees, not one instance). A failed
+// count leaves the gauge out of that scrape and counts
+// seatflow_orders_overdue_errors_total, so a database outage never fails
+// the scrape of every other metric.
+type OverdueCollector struct {
+	count  func(context.Context) (int, error)
+	gauge  *prometheus.Desc
+	errs   *prometheus.Desc
+	failed atomic.Int64
+}
+
+// NewOverdueCollector returns the collector over count, which should count
+// the orders with status pending and expire_time before now.
+func NewOverdueCollector(count func(context.Context) (int, error)) *OverdueCollector {
+	return &OverdueCollector{
+		count: count,
+		gauge: prometheus.NewDesc("seatflow_orders_overdue",
+			"Orders still pending after their expire_time (their cancel is late), counted at scrape.", nil, nil),
+		errs: prometheus.NewDesc("seatflow_orders_overdue_errors_total",
+			"Scrapes whose overdue count failed (the gauge was left out).", nil, nil),
+	}
+}
+
+func (c *OverdueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.gauge
+	ch <- c.errs
+}
+
+func (c *OverdueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), overdueTimeout)
+	defer cancel()
+	if n, err := c.count(ctx); err != nil {
+		c.failed.Add(1)
+	} else {
+		ch <- prometheus.MustNewConstMetric(c.gauge, prometheus.GaugeValue, float64(n))
+	}
+	ch <- prometheus.MustNewConstMetric(c.errs, prometheus.CounterValue, float64(c.failed.Load()))
 }

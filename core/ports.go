@@ -50,6 +50,10 @@ type Tx interface {
 	// UPDATE order_info SET status=to ... WHERE order_no=? AND status=0.
 	// It reports whether this caller won.
 	TransitionPending(ctx context.Context, orderNo string, to OrderStatus, t Transition) (bool, error)
+	// ExtendHold moves a pending order's expire_at from → to:
+	// UPDATE order_info SET expire_at=to WHERE order_no=? AND status=0 AND expire_at=from.
+	// It reports whether the order was still pending at from.
+	ExtendHold(ctx context.Context, orderNo string, from, to time.Time) (bool, error)
 	// DeleteOrderSeats deletes the order's order_seat rows and returns their seat ids.
 	DeleteOrderSeats(ctx context.Context, orderNo string) ([]string, error)
 	// InsertPayment records a payment; false when txn_id was seen before.

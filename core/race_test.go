@@ -79,6 +79,13 @@ func TestThreeWayRace(t *testing.T) {
 				default:
 					t.Fatalf("round %d: order still %v", i, final)
 				}
+				// Every attempt left its mark: the winner's event, and an
+				// end_attempt or a discrepancy for each of the two losers.
+				winners, losers := len(f.events(t, o.OrderNo, core.EventPaid))+cancels,
+					len(f.events(t, o.OrderNo, core.EventEndAttempt))+discs
+				if winners != 1 || losers != 2 {
+					t.Fatalf("round %d: %d winner and %d loser events, want 1 and 2", i, winners, losers)
+				}
 				if i%10 == 9 {
 					f.checkSeatsMatchDB(t)
 				}

@@ -24,6 +24,7 @@ func AllRoles() []Role { return []Role{RoleBoxOffice, RoleOps, RoleAdmin} }
 const (
 	ActView          = "view"          // dashboard, holds, orders, seat maps
 	ActForceCancel   = "force_cancel"  // cancel a pending order as staff
+	ActExtendHold    = "extend_hold"   // push a pending order's expiry later
 	ActDiscrepancies = "discrepancies" // see and resolve payment discrepancies
 	ActReconcile     = "reconcile"     // see reconcile runs, start one
 	ActAudit         = "audit"         // read the audit log
@@ -33,7 +34,7 @@ const (
 // Can is the permission table. Unknown roles and actions may do nothing.
 func (r Role) Can(action string) bool {
 	switch action {
-	case ActView, ActForceCancel:
+	case ActView, ActForceCancel, ActExtendHold:
 		return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin
 	case ActDiscrepancies, ActReconcile, ActAudit:
 		return r == RoleOps || r == RoleAdmin
@@ -122,6 +123,8 @@ const (
 	AuditForceCancel        = "force_cancel"
 	AuditResolveDiscrepancy = "resolve_discrepancy"
 	AuditReconcileRun       = "reconcile_run"
+	AuditReconcileDryRun    = "reconcile_dry_run"
+	AuditReconcileApply     = "reconcile_apply" // a repairing run applying a dry run
 	AuditStaffAdd           = "staff_add"
 	AuditStaffDisable       = "staff_disable"
 	AuditStaffEnable        = "staff_enable"

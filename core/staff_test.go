@@ -6,10 +6,10 @@ import (
 )
 
 func TestRoleCan(t *testing.T) {
-	actions := []string{ActView, ActForceCancel, ActDiscrepancies, ActReconcile, ActAudit, ActStaff}
+	actions := []string{ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActStaff}
 	allowed := map[Role][]string{
-		RoleBoxOffice: {ActView, ActForceCancel},
-		RoleOps:       {ActView, ActForceCancel, ActDiscrepancies, ActReconcile, ActAudit},
+		RoleBoxOffice: {ActView, ActForceCancel, ActExtendHold},
+		RoleOps:       {ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit},
 		RoleAdmin:     actions,
 		Role("root"):  nil,
 		Role(""):      nil,

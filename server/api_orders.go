@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,6 +19,22 @@ type placeOrderRequest struct {
 type cancelOrderRequest struct {
 	UserID int64 `json:"user_id"`
 }
+
+// extendOrderRequest asks for a longer hold. Reason is optional: the API's
+// caller (the ticketing front end) knows why; it is recorded on the event.
+type extendOrderRequest struct {
+	Minutes int    `json:"minutes"`
+	Reason  string `json:"reason"`
+}
+
+// Limits of one extension through the API (the engine bounds the total).
+const (
+	maxExtendMinutes = 120
+	maxReasonLen     = 500
+)
+
+// apiActor is who an extension through the API is recorded as.
+const apiActor = "api"
 
 type orderJSON struct {
 	OrderNo      string   `json:"order_no"`
@@ -113,4 +131,26 @@ func (s *Server) handleCancelOrder(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]string{"order_no": o.OrderNo, "status": o.Status.String()})
+}
+
+// handleExtendOrder pushes a pending order's expiry later: 200 with the
+// order; 409 order_not_pending (or hold_expired) when it can no longer be
+// held; 422 hold_limit past the configured longest hold.
+func (s *Server) handleExtendOrder(c echo.Context) error {
+	var req extendOrderRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Minutes < 1 || req.Minutes > maxExtendMinutes {
+		return core.Invalidf("minutes must be a whole number from 1 to %d", maxExtendMinutes)
+	}
+	if utf8.RuneCountInString(req.Reason) > maxReasonLen {
+		return core.Invalidf("reason may have at most %d characters", maxReasonLen)
+	}
+	o, err := s.engine.Extend(c.Request().Context(), c.Param("order_no"), time.Duration(req.Minutes)*time.Minute,
+		apiActor, req.Reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newOrderJSON(o))
 }

@@ -118,6 +118,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			HoldTTL:          p.positiveDuration("SEATFLOW_HOLD_TTL", 15*time.Minute),
 			PurchaseLimit:    p.positiveInt("SEATFLOW_PURCHASE_LIMIT", 6),
 			MaxSeatsPerOrder: p.positiveInt("SEATFLOW_MAX_SEATS_PER_ORDER", 6),
+			MaxHold:          p.positiveDuration("SEATFLOW_MAX_HOLD", core.DefaultMaxHold),
 		},
 		RequestTimeout:  p.positiveDuration("SEATFLOW_REQUEST_TIMEOUT", 10*time.Second),
 		ShutdownTimeout: p.positiveDuration("SEATFLOW_SHUTDOWN_TIMEOUT", 15*time.Second),

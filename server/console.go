@@ -19,12 +19,16 @@ import (
 )
 
 // ReconcileRunner is what the console needs from the reconcile package:
-// the latest runs, newest first, and a run started from the console (trigger
-// "manual"). RunNow fails with a core.KindConflict error when another run
-// is in progress. The wiring adapts the reconcile package's types to web's.
+// the latest runs, newest first; one run by id; a run started from the
+// console (trigger "manual"), repairing (RunNow) or report-only (DryRun).
+// RunNow and DryRun fail with a core.KindConflict error when another run is
+// in progress; Run with a core.KindNotFound one for an unknown id. The
+// wiring adapts the reconcile package's types to web's.
 type ReconcileRunner interface {
 	RecentRuns(ctx context.Context, limit int) ([]web.ReconcileRun, error)
+	Run(ctx context.Context, id int64) (web.ReconcileRun, error)
 	RunNow(ctx context.Context) (web.ReconcileRun, error)
+	DryRun(ctx context.Context) (web.ReconcileRun, error)
 }
 
 // ConsoleDeps is what the console is built from. Reconcile may be nil (the
@@ -43,6 +47,7 @@ type ConsoleDeps struct {
 type console struct {
 	ConsoleDeps
 	limiter *loginLimiter
+	cases   *core.Cases // the discrepancy case workflow
 }
 
 // Session and page settings.
@@ -74,7 +79,8 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	if deps.Clock == nil {
 		deps.Clock = core.SystemClock{}
 	}
-	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock)}
+	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
+		cases: core.NewCases(deps.DB, deps.Clock)}
 
 	g := e.Group(web.Prefix, securityHeaders, cn.errorPages, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
@@ -92,14 +98,21 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	g.GET("/holds", cn.holds, view)
 	g.GET("/orders/:no", cn.order, view)
 	g.POST("/orders/:no/cancel", cn.forceCancel, cancel)
+	g.POST("/orders/:no/extend", cn.extendHold, cn.requireRole(core.ActExtendHold))
 	g.GET("/shows", cn.shows, view)
 	g.GET("/shows/:id", cn.seatMap, view)
 	g.GET("/shows/:id/events", cn.seatEvents, view)
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
 	g.GET("/discrepancies", cn.discrepancies, disc)
-	g.POST("/discrepancies/:id/resolve", cn.resolveDiscrepancy, disc)
+	g.GET("/discrepancies/:id", cn.discrepancyCase, disc)
+	g.POST("/discrepancies/:id/take", cn.takeCase, disc)
+	g.POST("/discrepancies/:id/move", cn.moveCase, disc)
+	g.POST("/discrepancies/:id/note", cn.noteCase, disc)
 	g.GET("/reconcile", cn.reconcile, recon)
 	g.POST("/reconcile/run", cn.runReconcile, recon)
+	g.POST("/reconcile/dry-run", cn.dryRunReconcile, recon)
+	g.GET("/reconcile/runs/:id", cn.reconcileRun, recon)
+	g.POST("/reconcile/runs/:id/apply", cn.applyReconcile, recon)
 	g.GET("/audit", cn.auditLog, audit)
 	g.GET("/staff", cn.staffList, staff)
 	g.POST("/staff", cn.staffAdd, staff)

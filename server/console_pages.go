@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -68,6 +69,9 @@ func (cn *console) dashboard(c echo.Context) error {
 	}
 	d := web.DashboardData{Counts: counts, OpenDiscrepancies: len(open),
 		MoreDiscrepancies: len(open) == countUpTo, Reconcile: cn.Reconcile != nil}
+	if d.Lag, d.Overdue, err = cn.expiryCharts(ctx); err != nil {
+		return err
+	}
 	if cn.Reconcile != nil {
 		runs, err := cn.Reconcile.RecentRuns(ctx, 1)
 		if err != nil {
@@ -78,6 +82,41 @@ func (cn *console) dashboard(c echo.Context) error {
 		}
 	}
 	return render(c, http.StatusOK, web.DashboardPage(cn.page(c, "dashboard.title", web.NavDashboard), d))
+}
+
+// The dashboard's expiry charts: the last hour, the overdue count every
+// 5 minutes, the lag in the buckets of the Prometheus histogram.
+const (
+	chartWindow = time.Hour
+	chartStep   = 5 * time.Minute
+)
+
+// expiryCharts reads the expiry-lag histogram and the overdue series of the
+// last hour from the database: both are facts of the order rows, so every
+// instance draws the same charts and a restart loses no history.
+func (cn *console) expiryCharts(ctx context.Context) (web.LagChart, []web.OverduePoint, error) {
+	now := cn.Clock.Now()
+	bounds := make([]time.Duration, len(core.ExpiryLagBuckets))
+	for i, b := range core.ExpiryLagBuckets {
+		bounds[i] = time.Duration(b * float64(time.Second))
+	}
+	lag, err := cn.DB.ExpiryLag(ctx, now.Add(-chartWindow), bounds)
+	if err != nil {
+		return web.LagChart{}, nil, err
+	}
+	var ts []time.Time
+	for t := now.Add(-chartWindow); !t.After(now); t = t.Add(chartStep) {
+		ts = append(ts, t)
+	}
+	counts, err := cn.DB.OverdueAt(ctx, ts)
+	if err != nil {
+		return web.LagChart{}, nil, err
+	}
+	points := make([]web.OverduePoint, len(ts))
+	for i, t := range ts {
+		points[i] = web.OverduePoint{At: t, N: counts[i]}
+	}
+	return web.LagChart{Bounds: bounds, Counts: lag}, points, nil
 }
 
 func (cn *console) holds(c echo.Context) error {
@@ -120,7 +159,7 @@ func (cn *console) orderData(c echo.Context) (web.OrderData, error) {
 	if err != nil {
 		return web.OrderData{}, err
 	}
-	return web.OrderData{Order: o, Show: show, Events: events}, nil
+	return web.OrderData{Order: o, Show: show, Events: events, MaxHold: cn.Engine.MaxHold()}, nil
 }
 
 func (cn *console) order(c echo.Context) error {
@@ -129,7 +168,7 @@ func (cn *console) order(c echo.Context) error {
 		return err
 	}
 	switch o := c.QueryParam("outcome"); o {
-	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled:
+	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled, web.OutcomeExtended:
 		d.Outcome = o
 	}
 	return render(c, http.StatusOK, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
@@ -171,6 +210,73 @@ func (cn *console) forceCancel(c echo.Context) error {
 	cn.audit(c, core.AuditEntry{Action: core.AuditForceCancel, Target: "order:" + d.Order.OrderNo,
 		Detail: map[string]any{"reason": d.Reason, "outcome": outcome, "seat_ids": d.Order.SeatIDs}})
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+outcome))
+}
+
+// extendHold pushes a pending hold's expiry later by whole minutes, with a
+// required reason. A refusal by the engine (the limit, an expired hold, an
+// order that ended meanwhile) is shown on the order page and audited like
+// a success: staff asked, and the log says what came of it.
+func (cn *console) extendHold(c echo.Context) error {
+	d, err := cn.orderData(c)
+	if err != nil {
+		return err
+	}
+	p := cn.page(c, "order.title", web.NavHolds)
+	d.ExtendReason = note(c, "reason")
+	minutes, err := strconv.Atoi(strings.TrimSpace(c.FormValue("minutes")))
+	d.ExtendMinutes = minutes
+	switch {
+	case err != nil || minutes < 1 || minutes > web.MaxExtendMinutes:
+		d.ExtendError = "extend.err_minutes"
+	case d.ExtendReason == "":
+		d.ExtendError = "extend.err_reason"
+	}
+	if d.ExtendError != "" {
+		return render(c, http.StatusUnprocessableEntity, web.OrderPage(p, d))
+	}
+	s := sessionOf(c)
+	o, err := cn.Engine.Extend(c.Request().Context(), d.Order.OrderNo, time.Duration(minutes)*time.Minute,
+		core.ActorStaffPrefix+s.staff.Username, d.ExtendReason)
+	outcome, status := web.OutcomeExtended, http.StatusOK
+	switch {
+	case err == nil:
+	case errors.Is(err, core.ErrHoldLimit):
+		outcome, status, d.ExtendError = core.ErrHoldLimit.Code, http.StatusUnprocessableEntity, "extend.err_limit"
+	case errors.Is(err, core.ErrHoldExpired):
+		outcome, status, d.ExtendError = core.ErrHoldExpired.Code, http.StatusConflict, "extend.err_expired"
+	case errors.Is(err, core.ErrOrderNotPending):
+		outcome = core.ErrOrderNotPending.Code
+	default:
+		return err
+	}
+	detail := map[string]any{"minutes": minutes, "reason": d.ExtendReason, "outcome": outcome}
+	if err == nil {
+		detail["new_expire_at"] = o.ExpireAt.Format(time.RFC3339)
+	}
+	cn.audit(c, core.AuditEntry{Action: core.AuditExtendHold, Target: "order:" + d.Order.OrderNo, Detail: detail})
+	if d.ExtendError != "" {
+		return render(c, status, web.OrderPage(p, d))
+	}
+	// Extended, or ended meanwhile: the order page shows how it stands.
+	next := web.OutcomeExtended
+	if err != nil {
+		if next, err = cn.endedOutcome(c, d.Order.OrderNo); err != nil {
+			return err
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+next))
+}
+
+// endedOutcome says how an order that left pending under a staff action ended.
+func (cn *console) endedOutcome(c echo.Context, orderNo string) (string, error) {
+	o, err := cn.Engine.Store().Order(c.Request().Context(), orderNo)
+	if err != nil {
+		return "", err
+	}
+	if o.Status == core.StatusPaid {
+		return web.OutcomeAlreadyPaid, nil
+	}
+	return web.OutcomeAlreadyCancelled, nil
 }
 
 func (cn *console) shows(c echo.Context) error {
@@ -235,53 +341,6 @@ func (cn *console) seatPanel(c echo.Context) error {
 		}
 	}
 	return render(c, http.StatusOK, web.SeatPanel(cn.page(c, "shows.title", web.NavShows), panel))
-}
-
-func (cn *console) discrepancies(c echo.Context) error {
-	status := c.QueryParam("status")
-	if _, present := c.QueryParams()["status"]; !present {
-		status = store.DiscrepancyOpen
-	}
-	if status != "" && status != store.DiscrepancyOpen && status != store.DiscrepancyResolved {
-		return errBadRequest
-	}
-	page, err := pageParam(c)
-	if err != nil {
-		return err
-	}
-	// One row more than a page tells whether there is a next page.
-	items, err := cn.DB.Discrepancies(c.Request().Context(), status, listPageSize+1, (page-1)*listPageSize)
-	if err != nil {
-		return err
-	}
-	d := web.DiscrepanciesData{Status: status, Items: items, Page: page}
-	if len(items) > listPageSize {
-		d.Items, d.More = items[:listPageSize], true
-	}
-	return render(c, http.StatusOK, web.DiscrepanciesPage(cn.page(c, "disc.title", web.NavDiscrepancies), d))
-}
-
-func (cn *console) resolveDiscrepancy(c echo.Context) error {
-	id, err := positiveID(c.Param("id"))
-	if err != nil {
-		return echo.ErrNotFound
-	}
-	text := note(c, "note")
-	if text == "" {
-		return c.Redirect(http.StatusSeeOther, web.URL("/discrepancies?msg=note_missing"))
-	}
-	s := sessionOf(c)
-	resolved, err := cn.DB.ResolveDiscrepancy(c.Request().Context(), id, s.staff.Username, text, cn.Clock.Now())
-	if err != nil {
-		return err
-	}
-	cn.audit(c, core.AuditEntry{Action: core.AuditResolveDiscrepancy, Target: "discrepancy:" + strconv.FormatInt(id, 10),
-		Detail: map[string]any{"note": text, "resolved": resolved}})
-	msg := "resolved"
-	if !resolved {
-		msg = "already_resolved"
-	}
-	return c.Redirect(http.StatusSeeOther, web.URL("/discrepancies?msg="+msg))
 }
 
 // reconcileRunsShown is how many runs the reconcile page lists.

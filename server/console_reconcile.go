@@ -34,9 +34,14 @@ func (a consoleReconcile) RunNow(ctx context.Context) (web.ReconcileRun, error) 
 
 func webRun(r reconcile.Run) web.ReconcileRun {
 	w := web.ReconcileRun{ID: r.ID, Trigger: r.Trigger, Owner: r.Owner, Status: r.Status,
-		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Error: r.Error}
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, DryRun: r.DryRun, Error: r.Error}
 	for _, c := range r.Checks {
-		w.Checks = append(w.Checks, web.ReconcileCheck{Name: c.Name, Found: c.Found, Fixed: c.Fixed, Errors: c.Errors})
+		wc := web.ReconcileCheck{Name: c.Name, Found: c.Found, Fixed: c.Fixed, Errors: c.Errors}
+		for _, it := range c.Items {
+			wc.Items = append(wc.Items, web.ReconcileItem{OrderNo: it.OrderNo, ShowID: it.ShowID, SeatIDs: it.SeatIDs,
+				UserID: it.UserID, Action: it.Action, Detail: it.Detail, Fixed: it.Fixed, Error: it.Error})
+		}
+		w.Checks = append(w.Checks, wc)
 	}
 	return w
 }

@@ -30,6 +30,7 @@ func (s *Server) routes() {
 	api.POST("/orders", s.handlePlaceOrder, mw...)
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)
+	api.POST("/orders/:order_no/extend", s.handleExtendOrder, mw...)
 	api.POST("/payments/callback", s.handlePaymentCallback, mw...)
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"seatflow/core"
@@ -15,6 +17,103 @@ type DashboardData struct {
 	MoreDiscrepancies bool // OpenDiscrepancies is a lower bound
 	Reconcile         bool // whether a reconcile runner is wired in
 	LastRun           *ReconcileRun
+	Lag               LagChart       // expiry lag of the last hour
+	Overdue           []OverduePoint // overdue orders over the last hour, oldest first
+}
+
+// OverdueNow is the latest overdue count.
+func (d DashboardData) OverdueNow() int {
+	if len(d.Overdue) == 0 {
+		return 0
+	}
+	return d.Overdue[len(d.Overdue)-1].N
+}
+
+// OverduePoint is how many orders were pending past their expiry at At.
+type OverduePoint struct {
+	At time.Time
+	N  int
+}
+
+// LagChart is a histogram of expiry lag (cancel time − expire_time):
+// Counts[path][i] orders cancelled by path with a lag below Bounds[i]
+// (and at or above Bounds[i-1]); the last count is the rest.
+type LagChart struct {
+	Bounds []time.Duration
+	Counts map[string][]int
+}
+
+// LagPaths are the expiry paths, in the order the chart stacks them.
+func LagPaths() []string { return []string{core.PathTimeout, core.PathSweep, core.PathReconcile} }
+
+// LagBucket is one bar of the chart.
+type LagBucket struct {
+	Label    string
+	Segments []LagSegment // bottom first; paths without orders are left out
+	Total    int
+}
+
+// LagSegment is one path's part of a bar.
+type LagSegment struct {
+	Path string
+	N    int
+}
+
+// Buckets returns the chart's bars.
+func (c LagChart) Buckets() []LagBucket {
+	out := make([]LagBucket, len(c.Bounds)+1)
+	for i := range out {
+		switch {
+		case i < len(c.Bounds):
+			out[i].Label = "<" + boundLabel(c.Bounds[i])
+		case len(c.Bounds) > 0:
+			out[i].Label = "≥" + boundLabel(c.Bounds[len(c.Bounds)-1])
+		}
+		for _, path := range LagPaths() {
+			if n := c.count(path, i); n > 0 {
+				out[i].Segments = append(out[i].Segments, LagSegment{Path: path, N: n})
+				out[i].Total += n
+			}
+		}
+	}
+	return out
+}
+
+// boundLabel writes a bucket bound exactly (1.5s, not Duration's 2s) and
+// short (15m, not 15m0s).
+func boundLabel(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}
+
+func (c LagChart) count(path string, i int) int {
+	if counts := c.Counts[path]; i < len(counts) {
+		return counts[i]
+	}
+	return 0
+}
+
+// Max is the tallest bar.
+func (c LagChart) Max() int {
+	m := 0
+	for _, b := range c.Buckets() {
+		m = max(m, b.Total)
+	}
+	return m
+}
+
+// PathTotal is how many orders path cancelled.
+func (c LagChart) PathTotal(path string) int {
+	n := 0
+	for _, v := range c.Counts[path] {
+		n += v
+	}
+	return n
 }
 
 // HoldsQuery is the pending-holds search form, as it appears in the URL.
@@ -82,7 +181,11 @@ const (
 	OutcomeCancelled        = "cancelled"
 	OutcomeAlreadyPaid      = "already_paid"
 	OutcomeAlreadyCancelled = "already_cancelled"
+	OutcomeExtended         = "extended" // after an extension
 )
+
+// MaxExtendMinutes is the longest one extension may be, in minutes.
+const MaxExtendMinutes = 120
 
 // OrderData is an order, its timeline and the force-cancel form's state.
 type OrderData struct {
@@ -96,6 +199,13 @@ type OrderData struct {
 	Reason     string
 	// ReasonMissing is set when the form was sent without a reason.
 	ReasonMissing bool
+	// MaxHold is the longest a hold may last in all (the extend form's limit).
+	MaxHold time.Duration
+	// The extend form, when it was sent and refused: what was entered and
+	// the catalog key of why.
+	ExtendMinutes int
+	ExtendReason  string
+	ExtendError   string
 }
 
 // SeatMapData is a show's seat grid.
@@ -123,12 +233,103 @@ type SeatPanelData struct {
 	Order *core.Order // the holder, when the seat is locked or sold
 }
 
-// DiscrepanciesData is one page of discrepancies.
+// CaseFilter is the discrepancy queue's filter, as it appears in the URL.
+type CaseFilter struct {
+	State   string // CaseStateActive (default), CaseStateAll, or a core.CaseState
+	Kind    string // a core.Discrepancy* kind, or "" for any
+	Owner   string // a staff username, or "" for anyone
+	Unowned bool   // only cases nobody has taken
+}
+
+// Queue tabs besides the states themselves.
+const (
+	CaseStateActive = "active" // every state that is not final: the work to do
+	CaseStateAll    = "all"
+)
+
+// CaseStateTabs lists the queue's tabs, the work to do first.
+func CaseStateTabs() []string {
+	tabs := []string{CaseStateActive}
+	for _, s := range core.AllCaseStates() {
+		tabs = append(tabs, string(s))
+	}
+	return append(tabs, CaseStateAll)
+}
+
+// States is the filter's states; nil for all.
+func (f CaseFilter) States() []core.CaseState {
+	switch f.State {
+	case CaseStateAll:
+		return nil
+	case CaseStateActive, "":
+		var out []core.CaseState
+		for _, s := range core.AllCaseStates() {
+			if !s.Final() {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return []core.CaseState{core.CaseState(f.State)}
+}
+
+// Values is f as URL query parameters for page.
+func (f CaseFilter) Values(page int) string {
+	v := url.Values{}
+	if f.State != "" && f.State != CaseStateActive {
+		v.Set("state", f.State)
+	}
+	if f.Kind != "" {
+		v.Set("kind", f.Kind)
+	}
+	if f.Owner != "" {
+		v.Set("owner", f.Owner)
+	}
+	if f.Unowned {
+		v.Set("unowned", "1")
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+// DiscrepanciesData is one page of the queue of discrepancy cases.
 type DiscrepanciesData struct {
-	Status string // open | resolved | "" (all)
-	Items  []core.Discrepancy
+	Filter CaseFilter
+	Items  []core.DiscrepancyCase // oldest first
+	Counts map[core.CaseState]int // cases per state, for the tabs
 	Page   int
 	More   bool
+}
+
+// TabCount is the number of cases a tab holds.
+func (d DiscrepanciesData) TabCount(tab string) int {
+	n := 0
+	for s, c := range d.Counts {
+		if tab == CaseStateAll || tab == string(s) || (tab == CaseStateActive && !s.Final()) {
+			n += c
+		}
+	}
+	return n
+}
+
+// CaseStateName is the translated name of a case state.
+func CaseStateName(p Page, s core.CaseState) string {
+	return TranslateOr(p.Lang, "case.state."+string(s), string(s))
+}
+
+// CaseData is one discrepancy case and its forms' state.
+type CaseData struct {
+	Case    core.DiscrepancyCase
+	History []core.CaseEvent // oldest first
+	// The move form, when it was sent and refused: what was entered and the
+	// catalog key of why.
+	To, Note  string
+	FormError string
 }
 
 // ReconcileRun is one reconcile run as the console shows it.
@@ -139,6 +340,7 @@ type ReconcileRun struct {
 	Status     string // running | ok | errors | aborted | abandoned
 	StartedAt  time.Time
 	FinishedAt time.Time // zero while running
+	DryRun     bool      // the checks only reported what they would repair
 	Checks     []ReconcileCheck
 	Error      string
 }
@@ -159,6 +361,120 @@ type ReconcileCheck struct {
 	Found  int
 	Fixed  int
 	Errors int
+	Items  []ReconcileItem // what it found (a sample: at most the first 100)
+}
+
+// ReconcileItem is one anomaly a check found, and what was — or, in a dry
+// run, would be — done about it.
+type ReconcileItem struct {
+	OrderNo string
+	ShowID  int64
+	SeatIDs []string
+	UserID  int64
+	Action  string // cancel | mark_sold | delete_row | release | relock | set_limit | report
+	Detail  string
+	Fixed   bool
+	Error   string
+}
+
+// Key names the anomaly, independently of what was done about it: the same
+// anomaly found by a dry run and by the run that applied it has one key.
+func (it ReconcileItem) Key() string {
+	return it.baseKey() + "|" + strings.Join(it.SeatIDs, ",")
+}
+
+// baseKey is Key without the seats: a check may name an item's seats only
+// once it has repaired it (expired_pending learns them from the cancel).
+func (it ReconcileItem) baseKey() string {
+	return fmt.Sprintf("%s|%s|%d|%d", it.Action, it.OrderNo, it.ShowID, it.UserID)
+}
+
+// ReconcileRunData is one run's page: its items, check by check. Applied is
+// the dry run this run applied, when it is one: the page then shows, item
+// by item, what became of each thing the dry run listed.
+type ReconcileRunData struct {
+	Run     ReconcileRun
+	Applied *ReconcileRun
+}
+
+// Item results shown on a run's page.
+const (
+	ResultWould   = "would"   // a dry run would repair it
+	ResultReport  = "report"  // listed for people; no check repairs it
+	ResultFixed   = "fixed"   // repaired
+	ResultFailed  = "failed"  // the repair failed
+	ResultSkipped = "skipped" // found but left alone (changed since it was read)
+	ResultGone    = "gone"    // listed by the dry run, no longer there when applied
+)
+
+// ItemResult classifies an item of a run (a dry run when dryRun).
+func ItemResult(it ReconcileItem, dryRun bool) string {
+	switch {
+	case it.Action == "report":
+		return ResultReport
+	case dryRun:
+		return ResultWould
+	case it.Error != "":
+		return ResultFailed
+	case it.Fixed:
+		return ResultFixed
+	}
+	return ResultSkipped
+}
+
+// Result is what the applying run did about the dry run's item.
+func (a AppliedItem) Result() string {
+	if a.Now == nil {
+		return ResultGone
+	}
+	return ItemResult(*a.Now, false)
+}
+
+// AppliedItem is one item of a dry run and what the run that applied it did.
+type AppliedItem struct {
+	Check string
+	Item  ReconcileItem  // as the dry run listed it
+	Now   *ReconcileItem // as the applying run found it; nil: no longer there
+}
+
+// AppliedItems pairs every item of the applied dry run with its fate in
+// this run, and returns the items this run found that the dry run had not
+// listed (anomalies that arose in between). An item matches on its Key, or
+// on its key without seats when the dry run could not name them.
+func (d ReconcileRunData) AppliedItems() (listed []AppliedItem, extra []AppliedItem) {
+	if d.Applied == nil {
+		return nil, nil
+	}
+	type ref struct {
+		check string
+		item  ReconcileItem
+	}
+	var now []ref
+	for _, c := range d.Run.Checks {
+		for _, it := range c.Items {
+			now = append(now, ref{c.Name, it})
+		}
+	}
+	used := make([]bool, len(now))
+	for _, c := range d.Applied.Checks {
+		for _, it := range c.Items {
+			a := AppliedItem{Check: c.Name, Item: it}
+			for i, n := range now {
+				if !used[i] && n.check == c.Name && (n.item.Key() == it.Key() ||
+					(len(it.SeatIDs) == 0 && n.item.baseKey() == it.baseKey())) {
+					used[i], a.Now = true, &n.item
+					break
+				}
+			}
+			listed = append(listed, a)
+		}
+	}
+	for i, n := range now {
+		if !used[i] {
+			extra = append(extra, AppliedItem{Check: n.check, Item: n.item, Now: &n.item})
+		}
+	}
+	return listed, extra
 }
 
 // ReconcileData is the reconcile page.

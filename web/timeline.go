@@ -35,6 +35,9 @@ func detailFields() []detailField {
 		{"remaining_ms", "ev.remaining", millis},
 		{"next_level", "ev.next_level", level},
 		{"late_ms", "ev.late", millis},
+		{"by_ms", "ev.by", millis},
+		{"new_expire_at", "ev.new_expire_at", timestamp},
+		{"winner_status", "ev.winner_status", status},
 		{"current_hop", "ev.current_hop", plain},
 		{"reason", "ev.reason", reason},
 		{"actor", "ev.actor", plain},
@@ -143,6 +146,11 @@ func outcome(p Page, v any) string {
 	return TranslateOr(p.Lang, "ev.outcome."+s, s)
 }
 
+func status(p Page, v any) string {
+	s := fmt.Sprint(v)
+	return TranslateOr(p.Lang, "status."+s, s)
+}
+
 func reason(p Page, v any) string {
 	s := fmt.Sprint(v)
 	return TranslateOr(p.Lang, "reason."+s, s)
@@ -157,4 +165,70 @@ func list(_ Page, v any) string {
 		return strings.Join(parts, " ")
 	}
 	return fmt.Sprint(v)
+}
+
+// Attempt is one try to end an order — by the payment, the timeout, the
+// customer, staff or reconcile — as the order page's race view shows it.
+type Attempt struct {
+	At      time.Time
+	Who     string // the actor: system, user:7, staff:ann, reconcile, sweep, or the payment's txn
+	Path    string // timeout | customer | staff | reconcile | payment
+	Won     bool   // this attempt's conditional update ended the order
+	Did     string // for a loser, the catalog key of what it did instead
+	Repeats int    // further identical attempts (a double click, a redelivery)
+}
+
+// RaceAttempts builds the race view from an order's timeline: the winner's
+// own event (cancelled or paid), an end_attempt for every loser but the
+// payment, and the discrepancy a losing payment recorded. It returns nil
+// unless at least two attempts were made: then there was no race to show.
+func RaceAttempts(evs []core.Event) []Attempt {
+	var out []Attempt
+	add := func(a Attempt) {
+		for i := range out {
+			if out[i].Who == a.Who && out[i].Path == a.Path && out[i].Won == a.Won && out[i].Did == a.Did {
+				out[i].Repeats++
+				return
+			}
+		}
+		out = append(out, a)
+	}
+	str := func(ev core.Event, k string) string { s, _ := ev.Detail[k].(string); return s }
+	for _, ev := range evs {
+		switch ev.Kind {
+		case core.EventCancelled:
+			add(Attempt{At: ev.At, Who: str(ev, "actor"), Path: str(ev, "reason"), Won: true})
+		case core.EventPaid:
+			add(Attempt{At: ev.At, Who: str(ev, "txn_id"), Path: "payment", Won: true})
+		case core.EventEndAttempt:
+			did := "race.did." + str(ev, "reason")
+			if str(ev, "outcome") == core.AttemptNotExpired {
+				did = "race.did.not_expired"
+			}
+			add(Attempt{At: ev.At, Who: str(ev, "actor"), Path: str(ev, "reason"), Did: did})
+		case core.EventDiscrepancy:
+			// A payment that found the order cancelled or paid already; an
+			// amount mismatch never tried to end the order and is no racer.
+			add(Attempt{At: ev.At, Who: str(ev, "txn_id"), Path: "payment", Did: "race.did.payment"})
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// PathName is the translated name of an attempt's path.
+func PathName(p Page, path string) string { return TranslateOr(p.Lang, "race.path."+path, path) }
+
+// ClockHM is Clock to the minute, for chart axes.
+func (p Page) ClockHM(t time.Time) string { return t.In(p.loc()).Format("15:04") }
+
+// TimeMS formats t to the millisecond: attempts of one race are often
+// within the same second.
+func (p Page) TimeMS(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.In(p.loc()).Format("15:04:05.000")
 }

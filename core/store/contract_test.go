@@ -628,14 +628,12 @@ func testDiscrepancies(t *testing.T, db *DB) {
 	if err != nil || len(open) != 2 || open[0].TxnID != "T2" || open[1].Note != "late" || open[1].Status != DiscrepancyOpen {
 		t.Fatalf("open discrepancies: %+v %v", open, err)
 	}
+	// Resolving is the case workflow's (discrepancy_cases.go): a final state.
 	resolvedAt := t0.Add(time.Hour)
-	steps := []struct {
-		id   int64
-		want bool
-	}{{open[1].ID, true}, {open[1].ID, false}, {open[1].ID + 100, false}}
-	for _, s := range steps {
-		if got, err := db.ResolveDiscrepancy(ctx, s.id, "staff:ann", "refunded", resolvedAt); got != s.want || err != nil {
-			t.Errorf("resolve %d: %v %v, want %v", s.id, got, err, s.want)
+	cases := core.NewCases(db, fixedClock(resolvedAt))
+	for _, to := range []core.CaseState{core.CaseRefundRequested, core.CaseRefunded} {
+		if _, err := cases.Move(ctx, open[1].ID, to, "staff:ann", "refunded"); err != nil {
+			t.Fatalf("move to %s: %v", to, err)
 		}
 	}
 	resolved, _ := db.Discrepancies(ctx, DiscrepancyResolved, 10, 0)
@@ -723,3 +721,8 @@ func testOrphanSeats(t *testing.T, db *DB) {
 		t.Errorf("taken after reconcile: %s", seatIDsOf(holds))
 	}
 }
+
+// fixedClock is a clock stopped at one instant.
+type fixedClock time.Time
+
+func (c fixedClock) Now() time.Time { return time.Time(c) }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -128,18 +127,6 @@ func (db *DB) Discrepancies(ctx context.Context, status string, limit, offset in
 			ResolvedAt: fromMS(r.ResolvedAt), ResolvedBy: r.ResolvedBy, Note: r.Note}
 	}
 	return out, nil
-}
-
-// ResolveDiscrepancy marks an open discrepancy resolved; false when it does
-// not exist or was resolved already.
-func (db *DB) ResolveDiscrepancy(ctx context.Context, id int64, by, note string, at time.Time) (bool, error) {
-	res, err := db.w.ExecContext(ctx,
-		`UPDATE discrepancy SET status = ?, resolved_at = ?, resolved_by = ?, note = ? WHERE id = ? AND status = ?`,
-		DiscrepancyResolved, ms(at), by, note, id, DiscrepancyOpen)
-	if err != nil {
-		return false, dbErr(err, "resolve discrepancy %d", id)
-	}
-	return oneRow(res, fmt.Sprintf("resolve discrepancy %d", id))
 }
 
 // OrderCounts returns the dashboard counters, every key always present:
