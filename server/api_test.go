@@ -454,6 +454,7 @@ func TestOpsEndpoints(t *testing.T) {
 		{"/metrics", "seatflow_orders_placed_total 1"},
 		{"/metrics", `seatflow_http_requests_total{method="POST",route="/api/v1/orders",status="201"} 1`},
 		{"/metrics", "go_goroutines"},
+		{"/metrics", "\nseatflow_orders_overdue 0\n"}, // the collector NewApp registers
 	}
 	for _, tc := range tests {
 		// No bearer token: probes and scrapers have none.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -136,7 +137,8 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	}
 	a.hub = NewSeatHub(relay, logger)
 	a.registry = prometheus.NewRegistry()
-	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		core.NewOverdueCollector(func(ctx context.Context) (int, error) { return a.DB.OverdueCount(ctx, time.Now()) }))
 	seatStore := seats.New(a.redis)
 	a.engine, err = core.NewEngine(cfg.Engine, core.Deps{
 		Store:    a.DB,
