@@ -12,20 +12,26 @@ import (
 
 // expirePhase is one set of holds left to expire.
 type expirePhase struct {
-	Name      string         `json:"name"` // burst or spread
-	Show      int64          `json:"show_id"`
-	Place     loadResult     `json:"place"`
-	Orders    int            `json:"orders"`
-	Spread    time.Duration  `json:"expire_at_spread_ns"` // last expire_at − first
-	Reasons   map[string]int `json:"cancel_reasons"`      // timeout, reconcile, ...; "pending" if never ended
-	Lateness  Summary        `json:"lateness"`            // closed_at − expire_at of every cancel
-	Delivery  Summary        `json:"hop_delivery"`        // each hop: handled − due (see hopStats)
-	Drain     time.Duration  `json:"drain_ns"`            // last cancel − last expire_at
-	Hops      map[int]int    `json:"hops"`                // timeout messages sent per order → orders
-	HopsMean  float64        `json:"hops_mean"`
-	HopsMax   int            `json:"hops_max"`
-	HopsIdeal int            `json:"hops_ideal"` // the chain with every hop on time
-	Wait      time.Duration  `json:"wait_ns"`
+	Name     string         `json:"name"` // burst or spread
+	Show     int64          `json:"show_id"`
+	Place    loadResult     `json:"place"`
+	Orders   int            `json:"orders"`
+	Spread   time.Duration  `json:"expire_at_spread_ns"` // last expire_at − first
+	Reasons  map[string]int `json:"cancel_reasons"`      // timeout, reconcile, ...; "pending" if never ended
+	Lateness Summary        `json:"lateness"`            // closed_at − expire_at of every cancel
+	Delivery Summary        `json:"hop_delivery"`        // each hop: handled − due (see hopStats)
+	Drain    time.Duration  `json:"drain_ns"`            // last cancel − last expire_at
+	// ExpiryRate is how fast holds came due (orders over the expire_at
+	// spread); CancelRate how fast they were cancelled (cancels from the
+	// first expiry to the last cancel). Below 1, their ratio is a backlog
+	// that every later cancel waits behind.
+	ExpiryRate float64       `json:"expiries_per_s"`
+	CancelRate float64       `json:"cancels_per_s"`
+	Hops       map[int]int   `json:"hops"` // timeout messages sent per order → orders
+	HopsMean   float64       `json:"hops_mean"`
+	HopsMax    int           `json:"hops_max"`
+	HopsIdeal  int           `json:"hops_ideal"` // the chain with every hop on time
+	Wait       time.Duration `json:"wait_ns"`
 }
 
 // expireResult is the expire scenario for one delay mode.
@@ -160,6 +166,12 @@ func collectExpiry(ctx context.Context, s *stack, ph *expirePhase) error {
 		late = append(late, time.Duration(r.ClosedAt-r.ExpireAt)*time.Millisecond)
 	}
 	ph.Spread = time.Duration(maxExp-minExp) * time.Millisecond
+	if maxClosed > minExp {
+		ph.CancelRate = float64(len(late)) / (float64(maxClosed-minExp) / 1e3)
+	}
+	if maxExp > minExp {
+		ph.ExpiryRate = float64(len(rows)) / (float64(maxExp-minExp) / 1e3)
+	}
 	ph.Drain = time.Duration(maxClosed-maxExp) * time.Millisecond
 	ph.Lateness = summarize(late)
 
@@ -283,6 +295,7 @@ func expireRows(stack string, res expireResult) []Row {
 			row("cancelled by the reconcile sweep", float64(ph.Reasons[core.ReasonReconcile]), "").vs("holds placed", float64(ph.Orders)),
 			row("lateness p50", ms(ph.Lateness.P50), "ms").vs("raw queue p50", ms(res.Raw.Lateness.P50)),
 			p99, mx, drain,
+			row("cancels/s (first expiry → last cancel)", ph.CancelRate, "/s").vs("holds coming due/s", ph.ExpiryRate),
 			row("each hop's delivery lateness p50", ms(ph.Delivery.P50), "ms").vs("raw queue p50", ms(res.Raw.Lateness.P50)),
 			row("each hop's delivery lateness p99", ms(ph.Delivery.P99), "ms").vs("raw queue p99", ms(res.Raw.Lateness.P99)),
 			row("timeout messages per order, mean", ph.HopsMean, "hops").vs("ideal chain", float64(ph.HopsIdeal)),

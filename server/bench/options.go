@@ -50,6 +50,7 @@ type Options struct {
 	LimitTime time.Duration // how long each raw limit is measured
 	MaxTime   time.Duration // bound of every load phase (and of each wait for expiries)
 	JSON      bool
+	JSONOut   string // also write the JSON report to this file
 	MySQL     string // real stack: admin DSN; the bench creates and drops its own database
 	Redis     string
 	RocketMQ  string
@@ -98,6 +99,7 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.DurationVar(&o.LimitTime, "limit-time", 3*time.Second, "how long each raw limit is measured")
 	fs.DurationVar(&o.MaxTime, "max-time", 5*time.Minute, "bound of every load phase and of each wait for expiries")
 	fs.BoolVar(&o.JSON, "json", false, "print the results as JSON instead of a table (no progress output)")
+	fs.StringVar(&o.JSONOut, "json-out", "", "also write the JSON report (with every phase's details) to this file")
 	fs.StringVar(&o.MySQL, "mysql", orDefault(getenv("SEATFLOW_TEST_MYSQL"), "mysql://seatflow:seatflow@tcp(127.0.0.1:3306)/seatflow"),
 		"real stack: MariaDB admin DSN (the bench creates and drops a database of its own)")
 	fs.StringVar(&o.Redis, "redis", orDefault(getenv("SEATFLOW_TEST_REDIS"), "redis://127.0.0.1:6379/0"), "real stack: Redis URL")

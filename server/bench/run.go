@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 )
 
@@ -62,6 +63,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	} else {
 		werr = rep.writeTable(stdout)
 	}
+	if o.JSONOut != "" {
+		werr = errors.Join(werr, writeJSONFile(o.JSONOut, rep))
+	}
 	if runErr != nil {
 		return errors.Join(fmt.Errorf("bench %s: %w", o.Scenario, runErr), werr)
 	}
@@ -93,6 +97,7 @@ func runScenarios(ctx context.Context, o Options, getenv func(string) string, p 
 		for _, mode := range o.Modes {
 			res, err := runExpire(ctx, o, mode, getenv, p)
 			rep.Details["expire_"+string(mode)] = res
+			rep.noteFailures(fmt.Sprintf("raw %s queue: sending", mode), res.Raw.Send)
 			for _, ph := range res.Phases {
 				rep.noteFailures(fmt.Sprintf("expire %s %s: placing", mode, ph.Name), ph.Place)
 			}
@@ -123,6 +128,9 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		return fmt.Errorf("limit queue send: %w", err)
 	}
 	rep.Details["limits"] = lim
+	rep.noteFailures("limit Redis EVAL", lim.Eval)
+	rep.noteFailures("limit DB commit", lim.Commit)
+	rep.noteFailures("limit queue send", lim.Send)
 	rep.Rows = append(rep.Rows, limitRows(o.Stack, lim)...)
 	if wants(o, ScenarioPlace) {
 		res, err := runPlace(ctx, o, s, p)
@@ -146,4 +154,13 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		}
 	}
 	return nil
+}
+
+func writeJSONFile(path string, rep *Report) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--json-out: %w", err)
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	return rep.writeJSON(f)
 }
