@@ -486,6 +486,18 @@ func TestStoreOutage(t *testing.T) {
 	if n := a.count("order_info"); n != 0 {
 		t.Errorf("%d orders written during the outage", n)
 	}
+	// The 503 made the health watcher look at once: the console says what is down.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rec = a.do("GET", "/console/login", "", "Authorization", "")
+		if strings.Contains(rec.Body.String(), `role="alert"`) && strings.Contains(rec.Body.String(), "seat store") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("console shows no store-down banner: %d %.1500s", rec.Code, rec.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // A store that does not answer within the request timeout is a 503, and

@@ -203,6 +203,7 @@ func (cn *console) page(c echo.Context, title, nav string) web.Page {
 	if msg := c.QueryParam("msg"); msg != "" && web.Known("notice."+msg) {
 		p.Notice = "notice." + msg
 	}
+	p.StoreDown, _ = c.Get(ContextKeyStoreDown).(string)
 	return p
 }
 

@@ -119,6 +119,7 @@ var catalog = map[string]entry{
 	"login.expired":   {"The sign-in form expired. Please try again.", "登录表单已过期，请重试。"},
 
 	"notice.logged_out":     {"You are logged out.", "您已退出登录。"},
+	"banner.store_down":     {"Not answering right now: %s. Orders and changes may fail until it is back; nothing is lost.", "暂时无法访问：%s。恢复之前下单和操作可能失败，数据不会丢失。"},
 	"notice.case_taken":     {"You own this case now.", "您已接手此案例。"},
 	"notice.case_moved":     {"Case updated.", "案例已更新。"},
 	"notice.case_noted":     {"Note added.", "备注已添加。"},

@@ -22,6 +22,9 @@ type Page struct {
 	Loc    *time.Location // times are shown in this zone
 	Notice string         // catalog key of a message shown on top, or ""
 	Path   string         // the request's path and query, for the language switch
+	// StoreDown names the backing stores that do not answer right now
+	// (e.g. "database, seat store"); "" when all do.
+	StoreDown string
 }
 
 // Prefix is where the console is mounted.
