@@ -22,28 +22,15 @@ const caseCols = `id, order_no, txn_id, kind, amount_cents, created_at, status, 
  state, owner, updated_at`
 
 type caseRow struct {
-	ID          int64  `db:"id"`
-	OrderNo     string `db:"order_no"`
-	TxnID       string `db:"txn_id"`
-	Kind        string `db:"kind"`
-	AmountCents int64  `db:"amount_cents"`
-	CreatedAt   int64  `db:"created_at"`
-	Status      string `db:"status"`
-	ResolvedAt  int64  `db:"resolved_at"`
-	ResolvedBy  string `db:"resolved_by"`
-	Note        string `db:"note"`
-	State       string `db:"state"`
-	Owner       string `db:"owner"`
-	UpdatedAt   int64  `db:"updated_at"`
+	discrepancyRow
+	State     string `db:"state"`
+	Owner     string `db:"owner"`
+	UpdatedAt int64  `db:"updated_at"`
 }
 
 func (r caseRow) dcase() core.DiscrepancyCase {
-	return core.DiscrepancyCase{
-		Discrepancy: core.Discrepancy{ID: r.ID, OrderNo: r.OrderNo, TxnID: r.TxnID, Kind: r.Kind,
-			AmountCents: r.AmountCents, CreatedAt: fromMS(r.CreatedAt), Status: r.Status,
-			ResolvedAt: fromMS(r.ResolvedAt), ResolvedBy: r.ResolvedBy, Note: r.Note},
-		State: core.CaseState(r.State), Owner: r.Owner, UpdatedAt: fromMS(r.UpdatedAt),
-	}
+	return core.DiscrepancyCase{Discrepancy: r.discrepancy(),
+		State: core.CaseState(r.State), Owner: r.Owner, UpdatedAt: fromMS(r.UpdatedAt)}
 }
 
 // CaseQuery filters the ops queue.

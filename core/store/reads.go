@@ -102,18 +102,7 @@ func (db *DB) Discrepancies(ctx context.Context, status string, limit, offset in
 	default:
 		return nil, core.Invalidf("unknown discrepancy status %q", status)
 	}
-	var rs []struct {
-		ID          int64  `db:"id"`
-		OrderNo     string `db:"order_no"`
-		TxnID       string `db:"txn_id"`
-		Kind        string `db:"kind"`
-		AmountCents int64  `db:"amount_cents"`
-		CreatedAt   int64  `db:"created_at"`
-		Status      string `db:"status"`
-		ResolvedAt  int64  `db:"resolved_at"`
-		ResolvedBy  string `db:"resolved_by"`
-		Note        string `db:"note"`
-	}
+	var rs []discrepancyRow
 	err = db.r.SelectContext(ctx, &rs, `SELECT id, order_no, txn_id, kind, amount_cents, created_at, status,
  resolved_at, resolved_by, note FROM discrepancy `+where+`ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		append(args, limit, offset)...)
@@ -122,11 +111,29 @@ func (db *DB) Discrepancies(ctx context.Context, status string, limit, offset in
 	}
 	out := make([]core.Discrepancy, len(rs))
 	for i, r := range rs {
-		out[i] = core.Discrepancy{ID: r.ID, OrderNo: r.OrderNo, TxnID: r.TxnID, Kind: r.Kind,
-			AmountCents: r.AmountCents, CreatedAt: fromMS(r.CreatedAt), Status: r.Status,
-			ResolvedAt: fromMS(r.ResolvedAt), ResolvedBy: r.ResolvedBy, Note: r.Note}
+		out[i] = r.discrepancy()
 	}
 	return out, nil
+}
+
+// discrepancyRow is a discrepancy row as stored.
+type discrepancyRow struct {
+	ID          int64  `db:"id"`
+	OrderNo     string `db:"order_no"`
+	TxnID       string `db:"txn_id"`
+	Kind        string `db:"kind"`
+	AmountCents int64  `db:"amount_cents"`
+	CreatedAt   int64  `db:"created_at"`
+	Status      string `db:"status"`
+	ResolvedAt  int64  `db:"resolved_at"`
+	ResolvedBy  string `db:"resolved_by"`
+	Note        string `db:"note"`
+}
+
+func (r discrepancyRow) discrepancy() core.Discrepancy {
+	return core.Discrepancy{ID: r.ID, OrderNo: r.OrderNo, TxnID: r.TxnID, Kind: r.Kind,
+		AmountCents: r.AmountCents, CreatedAt: fromMS(r.CreatedAt), Status: r.Status,
+		ResolvedAt: fromMS(r.ResolvedAt), ResolvedBy: r.ResolvedBy, Note: r.Note}
 }
 
 // OrderCounts returns the dashboard counters, every key always present:
