@@ -76,13 +76,21 @@ func (b tab) text(sel string) string {
 	return s
 }
 
-// waitJS waits until a JavaScript expression is true.
+// waitJS waits until a JavaScript expression is true. It asks again after
+// an error, because the page may be navigating (a form post and its
+// redirect) while it waits, which ends any one evaluation.
 func (b tab) waitJS(what, expr string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		b.t.Fatalf("%s: waiting for %s (%s): %v", b.name, what, expr, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s: waiting for %s (%s): last answer %v, %v", b.name, what, expr, ok, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -139,12 +139,16 @@ func TestOpsInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#discrepancies a[href^="/console/discrepancies/"]`)),
 		chromedp.WaitVisible(chromedp.ID("take-button")),
 		chromedp.Click(chromedp.ID("take-button")),
+		// The move form is there before the take too: wait for the page
+		// that no longer offers to take the case.
+		chromedp.WaitNotPresent(chromedp.ID("take-button")),
 		chromedp.WaitVisible(chromedp.ID("move-form")),
 		chromedp.SetValue(chromedp.ID("move-to"), string(core.CaseRefundRequested)),
 		chromedp.SendKeys(chromedp.ID("move-note"), "refund asked at the gateway, ref R-1"),
 		chromedp.Click(chromedp.ID("move-button")),
-		chromedp.WaitVisible(chromedp.ID("case-history")),
 	)
+	// The history was on the page before the move too: wait for the new state.
+	ops.waitJS("the moved case", `document.querySelector('#case-state')?.textContent.trim() === 'refund requested'`)
 	if st := ops.text("#case-state"); st != "refund requested" {
 		t.Errorf("case state %q", st)
 	}

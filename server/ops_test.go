@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -74,10 +73,6 @@ func TestAPIExtend(t *testing.T) {
 // and the hop counter counts by level.
 func TestExpiryMetrics(t *testing.T) {
 	a := newTestApp(t, "SEATFLOW_HOLD_TTL", "1s")
-	// The one wiring line of app.go, as NewApp should register it.
-	a.app.registry.MustRegister(core.NewOverdueCollector(func(ctx context.Context) (int, error) {
-		return a.app.DB.OverdueCount(ctx, time.Now())
-	}))
 	ctx := t.Context()
 	eng := a.app.Engine()
 	scrape := func() string {
