@@ -97,7 +97,6 @@ func (c *apiClient) ready(ctx context.Context) error {
 type placed struct {
 	OrderNo     string `json:"order_no"`
 	AmountCents int64  `json:"amount_cents"`
-	ExpireTime  string `json:"expire_time"`
 }
 
 // place asks for seats; a 409 comes back as an *apiError listing the taken seats.

@@ -13,7 +13,7 @@ func TestParseStatus(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "both lines", text: "Name:\tseatflow\nVmPeak:\t 999 kB\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\nThreads:\t9\n",
-			want: memStatus{RSS: 1 << 20, HWM: 2 << 20, Seen: true}},
+			want: memStatus{RSS: 1 << 20, HWM: 2 << 20}},
 		{name: "kernel thread without memory lines", text: "Name:\tkthreadd\nState:\tS\n", want: memStatus{}},
 		{name: "unexpected unit", text: "VmRSS:\t 1 MB\n", wantErr: true},
 		{name: "not a number", text: "VmHWM:\t x kB\n", wantErr: true},
