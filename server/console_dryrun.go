@@ -14,10 +14,12 @@ import (
 )
 
 // Reconcile's dry run in the console: run every check report-only, look at
-// what each would repair item by item, then apply. Applying is a repairing
-// run of every check: the checks re-read the state and repair what is
-// still wrong, so an item that righted itself meanwhile is left alone
-// (and shown as gone), and one that arose meanwhile is shown as extra.
+// what each would repair item by item, then apply one item or all of them.
+// Applying all is a repairing run of every check: the checks re-read the
+// state and repair what is still wrong, so an item that righted itself
+// meanwhile is left alone (and shown as gone), and one that arose meanwhile
+// is shown as extra. Applying one item is a run that repairs that item only
+// (reconcile.Reconciler.Apply), if it is still there.
 
 // DryRun outlives the request, like RunNow: the run is recorded either way.
 func (a consoleReconcile) DryRun(ctx context.Context) (web.ReconcileRun, error) {
@@ -28,28 +30,11 @@ func (a consoleReconcile) DryRun(ctx context.Context) (web.ReconcileRun, error) 
 	return webRun(run), nil
 }
 
-// runLookback is how many of the newest runs Run searches: the reconciler
-// lists runs newest first and has no lookup by id; with the default sweep
-// every 30 s that reaches back about four hours, plenty for a dry run
-// looked at and applied on the spot.
-const runLookback = 500
-
-func (a consoleReconcile) Run(ctx context.Context, id int64) (web.ReconcileRun, error) {
-	runs, err := a.r.Runs(ctx, runLookback)
-	if err != nil {
-		return web.ReconcileRun{}, err
-	}
-	for _, r := range runs {
-		if r.ID == id {
-			return webRun(r), nil
-		}
-	}
-	return web.ReconcileRun{}, errRunNotFound(id)
-}
-
-func errRunNotFound(id int64) error {
-	return &core.Error{Kind: core.KindNotFound, Code: "reconcile_run_not_found",
-		Message: fmt.Sprintf("reconcile run %d not found among the %d newest", id, runLookback)}
+// itemApplier is a ReconcileRunner that can also apply one item of a dry
+// run, named by its check and key (consoleReconcile can). A runner without
+// it refuses the per-item buttons' posts.
+type itemApplier interface {
+	ApplyItem(ctx context.Context, check, key string) (web.ReconcileRun, error)
 }
 
 func (cn *console) dryRunReconcile(c echo.Context) error {
@@ -97,7 +82,8 @@ func (cn *console) reconcileRun(c echo.Context) error {
 	return render(c, http.StatusOK, web.ReconcileRunPage(cn.page(c, "reconcile.title", web.NavReconcile), d))
 }
 
-// applyReconcile applies a dry run: a repairing run now, shown against it.
+// applyReconcile applies a dry run: a repairing run now, shown against it;
+// or, when the form names one of its items (check and key), that item only.
 func (cn *console) applyReconcile(c echo.Context) error {
 	if cn.Reconcile == nil {
 		return echo.ErrNotFound
@@ -113,6 +99,9 @@ func (cn *console) applyReconcile(c echo.Context) error {
 	if !dry.DryRun {
 		return errBadRequest
 	}
+	if check, key := c.FormValue("check"), c.FormValue("key"); check != "" || key != "" {
+		return cn.applyReconcileItem(c, dry, check, key)
+	}
 	run, err := cn.Reconcile.RunNow(c.Request().Context())
 	if core.ErrorKind(err) == core.KindConflict {
 		return c.Redirect(http.StatusSeeOther, web.URL("/reconcile/runs/"+strconv.FormatInt(id, 10)+"?msg=reconcile_busy"))
@@ -125,4 +114,43 @@ func (cn *console) applyReconcile(c echo.Context) error {
 	cn.audit(c, core.AuditEntry{Action: core.AuditReconcileApply, Target: "reconcile_run:" + runID,
 		Detail: map[string]any{"dry_run": id, "found": found, "fixed": fixed, "errors": errs}})
 	return c.Redirect(http.StatusSeeOther, web.URL(fmt.Sprintf("/reconcile/runs/%s?applied=%d&msg=reconcile_done", runID, id)))
+}
+
+// applyReconcileItem repairs one item the dry run lists, and nothing else.
+// Only a listed, repairable item is accepted: the form cannot be turned into
+// a repair of something ops never saw.
+func (cn *console) applyReconcileItem(c echo.Context, dry web.ReconcileRun, check, key string) error {
+	applier, ok := cn.Reconcile.(itemApplier)
+	if !ok || !listsRepair(dry, check, key) {
+		return errBadRequest
+	}
+	dryID := strconv.FormatInt(dry.ID, 10)
+	run, err := applier.ApplyItem(c.Request().Context(), check, key)
+	if core.ErrorKind(err) == core.KindConflict {
+		return c.Redirect(http.StatusSeeOther, web.URL("/reconcile/runs/"+dryID+"?msg=reconcile_busy"))
+	}
+	if err != nil {
+		return err
+	}
+	found, fixed, errs := run.Totals()
+	runID := strconv.FormatInt(run.ID, 10)
+	cn.audit(c, core.AuditEntry{Action: core.AuditReconcileApply, Target: "reconcile_run:" + runID,
+		Detail: map[string]any{"dry_run": dry.ID, "check": check, "key": key, "found": found, "fixed": fixed, "errors": errs}})
+	return c.Redirect(http.StatusSeeOther, web.URL("/reconcile/runs/"+runID+"?msg=reconcile_done"))
+}
+
+// listsRepair reports whether the run lists an item of check with key that
+// a check would repair (not one it only reports).
+func listsRepair(run web.ReconcileRun, check, key string) bool {
+	for _, c := range run.Checks {
+		if c.Name != check {
+			continue
+		}
+		for _, it := range c.Items {
+			if it.Key() == key && web.ItemResult(it, run.DryRun) == web.ResultWould {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func (f *fakeRunner) Run(_ context.Context, id int64) (web.ReconcileRun, error) 
 			return r, nil
 		}
 	}
-	return web.ReconcileRun{}, errRunNotFound(id)
+	return web.ReconcileRun{}, reconcile.ErrRunNotFound
 }
 
 func TestConsoleExtend(t *testing.T) {
@@ -366,30 +367,169 @@ func (s *faultySeats) Release(ctx context.Context, showID, userID int64, orderNo
 	return s.SeatStore.Release(ctx, showID, userID, orderNo, seatIDs)
 }
 
-// worldState is everything reconcile may change, seat by seat: the orders,
-// the order_seat rows (DB), the seat locks and purchase counters (seat store).
-func worldState(t *testing.T, st *stacktest.Stack, showID int64) string {
+// world is everything reconcile may change in the show, entry by entry
+// and seat by seat: the orders, the order_seat rows (DB), the seat locks
+// and purchase counters (seat store).
+func world(t *testing.T, st *stacktest.Stack, showID int64) map[string]string {
 	t.Helper()
 	ctx := t.Context()
-	var orders, rows []string
-	if err := st.DB.X().SelectContext(ctx, &orders, st.DB.X().Rebind(`SELECT CONCAT(order_no, ' ', status, ' ', closed_at, ' ', cancel_reason)
- FROM order_info WHERE show_id = ? ORDER BY order_no`), showID); err != nil {
+	w := make(map[string]string)
+	var orders []struct {
+		No     string `db:"order_no"`
+		Status int    `db:"status"`
+		Closed int64  `db:"closed_at"`
+		Reason string `db:"cancel_reason"`
+	}
+	if err := st.DB.X().SelectContext(ctx, &orders, st.DB.X().Rebind(`SELECT order_no, status, closed_at, cancel_reason
+ FROM order_info WHERE show_id = ?`), showID); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DB.X().SelectContext(ctx, &rows, st.DB.X().Rebind(`SELECT CONCAT(seat_id, ' ', order_no, ' ', user_id)
- FROM order_seat WHERE show_id = ? ORDER BY seat_id`), showID); err != nil {
+	for _, o := range orders {
+		w["order "+o.No] = fmt.Sprint(o.Status, o.Closed, o.Reason)
+	}
+	var rows []struct {
+		Seat  string `db:"seat_id"`
+		Order string `db:"order_no"`
+		User  int64  `db:"user_id"`
+	}
+	if err := st.DB.X().SelectContext(ctx, &rows, st.DB.X().Rebind(`SELECT seat_id, order_no, user_id
+ FROM order_seat WHERE show_id = ?`), showID); err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range rows {
+		w["order_seat "+r.Seat] = fmt.Sprint(r.Order, r.User)
 	}
 	holds, err := st.Seats.Holds(ctx, showID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(holds, func(a, b core.SeatHold) int { return strings.Compare(a.SeatID, b.SeatID) })
+	for _, h := range holds {
+		w["seat store "+h.SeatID] = fmt.Sprint(h.State, h.OrderNo, h.UserID, h.LockedAt.UnixMilli())
+	}
 	limits, err := st.Seats.Limits(ctx, showID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("orders %q\norder_seat %q\nseat store %v\ncounters %v", orders, rows, holds, limits)
+	for u, n := range limits {
+		if n != 0 {
+			w[fmt.Sprintf("counter of user %d", u)] = fmt.Sprint(n)
+		}
+	}
+	return w
+}
+
+// worldDiff lists the entries that differ between two worlds, sorted.
+func worldDiff(before, after map[string]string) []string {
+	var out []string
+	for k, v := range before {
+		if w, ok := after[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dryRunFixture is the console on the real reconciler, with a show holding
+// one anomaly per repairing check — left by an engine half an hour ago whose
+// seat-store writes failed after commit — and two healthy orders.
+type dryRunFixture struct {
+	env  *consoleEnv
+	rec  *reconcile.Reconciler
+	show int64
+	// Two orders expired: applying one item must leave the other of its check.
+	expired, expiredToo, unsold, stale, fresh, paid core.Order
+	// want is what a dry run lists, as shortKeys reduces it.
+	want []string
+}
+
+func newDryRunFixture(t *testing.T, st *stacktest.Stack) *dryRunFixture {
+	t.Helper()
+	ctx := t.Context()
+	hub := NewSeatHub(nil, nil)
+	t.Cleanup(hub.Close)
+	policy := core.Config{HoldTTL: 15 * time.Minute, PurchaseLimit: 6, Delay: core.DefaultDelayPolicy()}
+	engine, err := core.NewEngine(policy, core.Deps{Store: st.DB, Seats: st.Seats, Queue: st.Queue, Notifier: hub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := reconcile.New(reconcile.Deps{Engine: engine, DB: st.DB, Seats: st.Seats}, reconcile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &consoleEnv{t: t, stack: st, db: st.DB, engine: engine, hub: hub, clock: stacktest.NewClock(time.Now()),
+		staff: map[core.Role]core.Staff{}, show: st.NewShow(t, 3, 6), e: echo.New()}
+	env.e.HTTPErrorHandler = handleError
+	RegisterConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: consoleReconcile{rec},
+		Logger: slog.New(slog.DiscardHandler), Clock: env.clock})
+	env.staff[core.RoleOps] = env.addStaff("ops-"+stacktest.RandHex(3), core.RoleOps)
+	f := &dryRunFixture{env: env, rec: rec, show: env.show.ID}
+
+	seatStore := &faultySeats{SeatStore: st.Seats}
+	past := stacktest.NewClock(time.Now().Add(-30 * time.Minute))
+	seeder, err := core.NewEngine(policy, core.Deps{Store: st.DB, Seats: seatStore, Queue: st.Queue, Clock: past})
+	if err != nil {
+		t.Fatal(err)
+	}
+	placeWith := func(e *core.Engine, user int64, seat string) core.Order {
+		o, err := e.Place(ctx, core.PlaceRequest{UserID: user, ShowID: f.show, SeatIDs: []string{seat}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	f.expired = placeWith(seeder, 1, "A-1") // pending 15 min past its expiry
+	f.expiredToo = placeWith(seeder, 5, "A-5")
+	f.unsold = placeWith(seeder, 2, "A-2")
+	seatStore.failSell = true
+	if res, err := seeder.HandlePayment(ctx, core.Payment{OrderNo: f.unsold.OrderNo, TxnID: "T-" + f.unsold.OrderNo,
+		AmountCents: f.unsold.AmountCents}); err != nil || res != core.PaymentApplied {
+		t.Fatalf("pay: %v %v", res, err)
+	}
+	f.stale = placeWith(seeder, 3, "A-3")
+	seatStore.failRelease = true
+	if _, err := seeder.Cancel(ctx, f.stale.OrderNo, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB.X().ExecContext(ctx, st.DB.X().Rebind(`INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at)
+ VALUES (?, 'B-5', 'SFGONE', 8, ?)`), f.show, past.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Seats.SetLimit(ctx, f.show, 9, 4); err != nil {
+		t.Fatal(err)
+	}
+	f.fresh = placeWith(engine, 10, "C-1")
+	f.paid = placeWith(engine, 11, "C-2")
+	if _, err := engine.HandlePayment(ctx, core.Payment{OrderNo: f.paid.OrderNo, TxnID: "T-" + f.paid.OrderNo,
+		AmountCents: f.paid.AmountCents}); err != nil {
+		t.Fatal(err)
+	}
+	f.want = []string{
+		reconcile.CheckExpiredPending + "|cancel|" + f.expired.OrderNo,
+		reconcile.CheckExpiredPending + "|cancel|" + f.expiredToo.OrderNo,
+		reconcile.CheckPaidNotSold + "|mark_sold|" + f.unsold.OrderNo,
+		reconcile.CheckOrphanOrderSeat + "|delete_row|SFGONE",
+		reconcile.CheckStaleRedisLock + "|release|" + f.stale.OrderNo,
+		reconcile.CheckLimitDrift + "|set_limit|",
+	}
+	slices.Sort(f.want)
+	return f
+}
+
+// dryRun takes a dry run from the console as b and returns its page's path.
+func (f *dryRunFixture) dryRun(t *testing.T, b *browser) string {
+	t.Helper()
+	resp := b.post("/console/reconcile/dry-run", nil)
+	path := resp.Header().Get("Location")
+	if resp.Code != http.StatusSeeOther || !strings.HasPrefix(path, "/console/reconcile/runs/") {
+		t.Fatalf("dry run: %d %q", resp.Code, path)
+	}
+	return path
 }
 
 // TestConsoleDryRun runs the real reconciler from the console on a show
@@ -399,103 +539,31 @@ func worldState(t *testing.T, st *stacktest.Stack, showID int64) string {
 func TestConsoleDryRun(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		ctx := t.Context()
-		hub := NewSeatHub(nil, nil)
-		t.Cleanup(hub.Close)
-		policy := core.Config{HoldTTL: 15 * time.Minute, PurchaseLimit: 6, Delay: core.DefaultDelayPolicy()}
-		engine, err := core.NewEngine(policy, core.Deps{Store: st.DB, Seats: st.Seats, Queue: st.Queue, Notifier: hub})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := reconcile.New(reconcile.Deps{Engine: engine, DB: st.DB, Seats: st.Seats}, reconcile.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := &consoleEnv{t: t, stack: st, db: st.DB, engine: engine, hub: hub, clock: stacktest.NewClock(time.Now()),
-			staff: map[core.Role]core.Staff{}, show: st.NewShow(t, 3, 6), e: echo.New()}
-		env.e.HTTPErrorHandler = handleError
-		RegisterConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: consoleReconcile{rec},
-			Logger: slog.New(slog.DiscardHandler), Clock: env.clock})
-		env.staff[core.RoleOps] = env.addStaff("ops-"+stacktest.RandHex(3), core.RoleOps)
-		show := env.show.ID
-
-		// The anomalies, left by an engine half an hour ago whose seat store
-		// writes fail after commit.
-		seatStore := &faultySeats{SeatStore: st.Seats}
-		past := stacktest.NewClock(time.Now().Add(-30 * time.Minute))
-		seeder, err := core.NewEngine(policy, core.Deps{Store: st.DB, Seats: seatStore, Queue: st.Queue, Clock: past})
-		if err != nil {
-			t.Fatal(err)
-		}
-		placeWith := func(e *core.Engine, user int64, seat string) core.Order {
-			o, err := e.Place(ctx, core.PlaceRequest{UserID: user, ShowID: show, SeatIDs: []string{seat}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return o
-		}
-		expired := placeWith(seeder, 1, "A-1") // pending 15 min past its expiry
-		unsold := placeWith(seeder, 2, "A-2")
-		seatStore.failSell = true
-		if res, err := seeder.HandlePayment(ctx, core.Payment{OrderNo: unsold.OrderNo, TxnID: "T-" + unsold.OrderNo,
-			AmountCents: unsold.AmountCents}); err != nil || res != core.PaymentApplied {
-			t.Fatalf("pay: %v %v", res, err)
-		}
-		stale := placeWith(seeder, 3, "A-3")
-		seatStore.failRelease = true
-		if _, err := seeder.Cancel(ctx, stale.OrderNo, 3); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.DB.X().ExecContext(ctx, st.DB.X().Rebind(`INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at)
- VALUES (?, 'B-5', 'SFGONE', 8, ?)`), show, past.Now().UnixMilli()); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Seats.SetLimit(ctx, show, 9, 4); err != nil {
-			t.Fatal(err)
-		}
-		// And two healthy orders.
-		fresh := placeWith(engine, 10, "C-1")
-		paid := placeWith(engine, 11, "C-2")
-		if _, err := engine.HandlePayment(ctx, core.Payment{OrderNo: paid.OrderNo, TxnID: "T-" + paid.OrderNo,
-			AmountCents: paid.AmountCents}); err != nil {
-			t.Fatal(err)
-		}
-		want := []string{
-			reconcile.CheckExpiredPending + "|cancel|" + expired.OrderNo,
-			reconcile.CheckPaidNotSold + "|mark_sold|" + unsold.OrderNo,
-			reconcile.CheckOrphanOrderSeat + "|delete_row|SFGONE",
-			reconcile.CheckStaleRedisLock + "|release|" + stale.OrderNo,
-			reconcile.CheckLimitDrift + "|set_limit|",
-		}
-		slices.Sort(want)
+		f := newDryRunFixture(t, st)
+		env, want := f.env, f.want
 
 		b := env.login(core.RoleOps)
-		before := worldState(t, st, show)
-		resp := b.post("/console/reconcile/dry-run", nil)
-		dryPath := resp.Header().Get("Location")
-		if resp.Code != http.StatusSeeOther || !strings.HasPrefix(dryPath, "/console/reconcile/runs/") {
-			t.Fatalf("dry run: %d %q", resp.Code, dryPath)
-		}
-		if after := worldState(t, st, show); after != before {
-			t.Fatalf("the dry run changed the state\nbefore:\n%s\nafter:\n%s", before, after)
+		before := world(t, st, f.show)
+		dryPath := f.dryRun(t, b)
+		if diff := worldDiff(before, world(t, st, f.show)); len(diff) != 0 {
+			t.Fatalf("the dry run changed %q", diff)
 		}
 		page := b.do("GET", dryPath, nil, nil).Body.String()
-		items := regexp.MustCompile(`data-key="([^"]*)"`).FindAllStringSubmatch(page, -1)
-		if got := itemKeys(items); !slices.Equal(got, want) {
+		if got := itemKeys(page); !slices.Equal(got, want) {
 			t.Fatalf("dry run lists %q, want %q", got, want)
 		}
 		if n := strings.Count(page, "result-would"); n != len(want) || !strings.Contains(page, `id="apply-all"`) {
 			t.Errorf("%d items marked would-repair (want %d), apply button present: %t", n, len(want), strings.Contains(page, `id="apply-all"`))
 		}
 
-		resp = b.post(dryPath+"/apply", nil)
+		resp := b.post(dryPath+"/apply", nil)
 		applied := resp.Header().Get("Location")
 		if resp.Code != http.StatusSeeOther || !strings.Contains(applied, "?applied=") {
 			t.Fatalf("apply: %d %q", resp.Code, applied)
 		}
 		page = b.do("GET", applied, nil, nil).Body.String()
 		section := regexp.MustCompile(`(?s)<section class="card" id="applied">.*?</section>`).FindString(page)
-		rows := regexp.MustCompile(`data-key="([^"]*)"`).FindAllStringSubmatch(section, -1)
-		if got := itemKeys(rows); !slices.Equal(got, want) {
+		if got := itemKeys(section); !slices.Equal(got, want) {
 			t.Errorf("applied items %q, want %q", got, want)
 		}
 		if n := strings.Count(section, "result-fixed"); n != len(want) || strings.Contains(section, "notice warn") {
@@ -506,16 +574,16 @@ func TestConsoleDryRun(t *testing.T) {
 		}
 		// Exactly those: the healthy orders are as they were, and a new dry
 		// run finds nothing left to repair.
-		for _, o := range []core.Order{fresh, paid} {
-			got, _, err := engine.Order(ctx, o.OrderNo)
-			if err != nil || (o.OrderNo == fresh.OrderNo && got.Status != core.StatusPending) || (o.OrderNo == paid.OrderNo && got.Status != core.StatusPaid) {
+		for _, o := range []core.Order{f.fresh, f.paid} {
+			got, _, err := env.engine.Order(ctx, o.OrderNo)
+			if err != nil || (o.OrderNo == f.fresh.OrderNo && got.Status != core.StatusPending) || (o.OrderNo == f.paid.OrderNo && got.Status != core.StatusPaid) {
 				t.Errorf("healthy order %s is now %v (%v)", o.OrderNo, got.Status, err)
 			}
 			if evs, _ := st.DB.Events(ctx, o.OrderNo); slices.ContainsFunc(evs, func(e core.Event) bool { return e.Kind == core.EventRepaired }) {
 				t.Errorf("healthy order %s was repaired", o.OrderNo)
 			}
 		}
-		again, err := rec.RunOnce(ctx, reconcile.TriggerManual, true)
+		again, err := f.rec.RunOnce(ctx, reconcile.TriggerManual, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -530,14 +598,108 @@ func TestConsoleDryRun(t *testing.T) {
 	})
 }
 
-// itemKeys reduces item keys (check|action|order|show|seats|user) to
+// TestConsoleApplyItem applies one item of a dry run from its button: that
+// item alone is repaired — the DB and the seat store change seat by seat
+// exactly where it said — the run and the audit log say so, a following
+// dry run lists the others still, and an item the dry run did not list is
+// refused.
+func TestConsoleApplyItem(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		f := newDryRunFixture(t, st)
+		b := f.env.login(core.RoleOps)
+		dryPath := f.dryRun(t, b)
+		page := b.do("GET", dryPath, nil, nil).Body.String()
+		forms := regexp.MustCompile(`<form method="post" action="`+regexp.QuoteMeta(dryPath)+`/apply" class="inline apply-item">`+
+			`<input type="hidden" name="_csrf" value="[^"]+">\s*<input type="hidden" name="check" value="([^"]*)">\s*`+
+			`<input type="hidden" name="key" value="([^"]*)">`).FindAllStringSubmatch(page, -1)
+		var buttons []string
+		for _, m := range forms {
+			buttons = append(buttons, m[1]+"|"+m[2])
+		}
+		if got := shortKeys(buttons); !slices.Equal(got, f.want) {
+			t.Fatalf("per-item buttons for %q, want one per listed item %q", got, f.want)
+		}
+
+		check, key := reconcile.CheckExpiredPending, "cancel|"+f.expired.OrderNo+"|"+strconv.FormatInt(f.show, 10)+"|1|"
+		if !slices.Contains(buttons, check+"|"+key) {
+			t.Fatalf("no button posts %s %s: %q", check, key, buttons)
+		}
+		for _, bad := range []url.Values{
+			{"check": {check}, "key": {"cancel|SFNOPE|1|1|"}},
+			{"check": {reconcile.CheckPaidNotSold}, "key": {key}},
+			{"key": {key}},
+		} {
+			if resp := b.post(dryPath+"/apply", bad); resp.Code != http.StatusBadRequest {
+				t.Errorf("apply %v: %d, want 400 (not an item of the dry run)", bad, resp.Code)
+			}
+		}
+		before := world(t, st, f.show)
+		resp := b.post(dryPath+"/apply", url.Values{"check": {check}, "key": {key}})
+		runPath := resp.Header().Get("Location")
+		if resp.Code != http.StatusSeeOther || !strings.HasSuffix(runPath, "?msg=reconcile_done") || strings.HasPrefix(runPath, dryPath+"?") {
+			t.Fatalf("apply one item: %d %q, want the new run's page", resp.Code, runPath)
+		}
+		seat := "A-1"
+		wantDiff := []string{"counter of user 1", "order " + f.expired.OrderNo, "order_seat " + seat, "seat store " + seat}
+		if diff := worldDiff(before, world(t, st, f.show)); !slices.Equal(diff, wantDiff) {
+			t.Errorf("applying %s changed %q, want %q", key, diff, wantDiff)
+		}
+		page = b.do("GET", runPath, nil, nil).Body.String()
+		if got := itemKeys(page); len(got) != 1 || got[0] != reconcile.CheckExpiredPending+"|cancel|"+f.expired.OrderNo ||
+			strings.Count(page, "result-fixed") != 1 || strings.Contains(page, "apply-item") {
+			t.Errorf("the applying run's page lists %q (repaired: %d, per-item buttons: %t), want the one item repaired",
+				got, strings.Count(page, "result-fixed"), strings.Contains(page, "apply-item"))
+		}
+
+		again := b.do("GET", f.dryRun(t, b), nil, nil).Body.String()
+		rest := slices.DeleteFunc(slices.Clone(f.want), func(k string) bool { return strings.HasSuffix(k, f.expired.OrderNo) })
+		if got := itemKeys(again); !slices.Equal(got, rest) {
+			t.Errorf("the next dry run lists %q, want the %d others %q", got, len(rest), rest)
+		}
+		var details []string
+		if err := f.env.db.X().Select(&details, `SELECT detail FROM audit_log WHERE action = ?`, core.AuditReconcileApply); err != nil {
+			t.Fatal(err)
+		}
+		if len(details) != 1 || !strings.Contains(details[0], `"key":"`+key+`"`) || !strings.Contains(details[0], `"fixed":1`) {
+			t.Errorf("audit of the per-item apply: %q, want one entry naming the key, fixed 1", details)
+		}
+	})
+}
+
+// itemKeys reduces the keys of the items a page lists (data-key:
+// check|action|order|show|user|seats) as shortKeys does.
+func itemKeys(page string) []string {
+	var keys []string
+	for _, m := range regexp.MustCompile(`data-key="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		keys = append(keys, m[1])
+	}
+	return shortKeys(keys)
+}
+
+// shortKeys reduces item keys (check|action|order|show|user|seats) to
 // check|action|order, sorted: the part the test knows in advance.
-func itemKeys(ms [][]string) []string {
+func shortKeys(keys []string) []string {
 	var out []string
-	for _, m := range ms {
-		parts := strings.SplitN(m[1], "|", 4)
+	for _, k := range keys {
+		parts := strings.SplitN(k, "|", 4)
 		out = append(out, strings.Join(parts[:3], "|"))
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestWebRunKeepsItemKeys: the console posts web.ReconcileItem.Key and the
+// reconciler matches reconcile.Item.Key, so the two must agree.
+func TestWebRunKeepsItemKeys(t *testing.T) {
+	items := []reconcile.Item{
+		{Action: reconcile.ActionCancel, OrderNo: "SF1", ShowID: 7, UserID: 3},
+		{Action: reconcile.ActionMarkSold, OrderNo: "SF2", ShowID: 7, UserID: 3, SeatIDs: []string{"A-1", "A-2"}, Fixed: true},
+		{Action: reconcile.ActionSetLimit, ShowID: 7, UserID: 9, Detail: "counter 4", Error: "boom"},
+	}
+	w := webRun(reconcile.Run{Checks: []reconcile.CheckResult{{Name: reconcile.CheckPaidNotSold, Items: items}}})
+	for i, it := range items {
+		if got, want := w.Checks[0].Items[i].Key(), it.Key(); got != want {
+			t.Errorf("item %d: web key %q, reconcile key %q", i, got, want)
+		}
+	}
 }

@@ -32,6 +32,28 @@ func (a consoleReconcile) RunNow(ctx context.Context) (web.ReconcileRun, error) 
 	return webRun(run), nil
 }
 
+// Run is a primary-key lookup: a dry run stays reachable however many
+// sweeps ran since.
+func (a consoleReconcile) Run(ctx context.Context, id int64) (web.ReconcileRun, error) {
+	run, err := a.r.RunByID(ctx, id)
+	if err != nil {
+		return web.ReconcileRun{}, err
+	}
+	return webRun(run), nil
+}
+
+// ApplyItem repairs the one item of check whose key is key (the Key of a
+// dry run's item) and nothing else; like RunNow it outlives the request.
+func (a consoleReconcile) ApplyItem(ctx context.Context, check, key string) (web.ReconcileRun, error) {
+	run, err := a.r.Apply(context.WithoutCancel(ctx), reconcile.TriggerManual, func(c string, it reconcile.Item) bool {
+		return c == check && it.Key() == key
+	})
+	if err != nil {
+		return web.ReconcileRun{}, err
+	}
+	return webRun(run), nil
+}
+
 func webRun(r reconcile.Run) web.ReconcileRun {
 	w := web.ReconcileRun{ID: r.ID, Trigger: r.Trigger, Owner: r.Owner, Status: r.Status,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, DryRun: r.DryRun, Error: r.Error}

@@ -92,37 +92,42 @@ func TestExpiryMetrics(t *testing.T) {
 		return no
 	}
 
+	// waitFor polls cond for up to 15 s.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("still waiting for %s", what)
+			}
+		}
+	}
+	overdue := func(n int) func() bool {
+		return func() bool { return strings.Contains(scrape(), fmt.Sprintf("\nseatflow_orders_overdue %d\n", n)) }
+	}
+
 	timedOut := a.place(1, "A-1")["order_no"].(string)
-	swept, reconciled := lost(2, "A-2"), lost(3, "A-3")
+	swept := lost(2, "A-2")
 	customer := a.place(4, "A-4")["order_no"].(string)
 	if _, err := eng.Cancel(ctx, customer, 4); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the timeout consumer to end its order; the other two expire
-	// meanwhile with nobody to end them.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	// The timeout consumer ends its order; the lost one expires meanwhile
+	// with nobody to end it but reconcile.
+	waitFor("the timeout to cancel "+timedOut, func() bool {
 		o, _, err := eng.Order(ctx, timedOut)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o.Status == core.StatusCancelled {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("order %s still %v", timedOut, o.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && o.Status == core.StatusCancelled
+	})
+	if !overdue(1)() {
+		t.Errorf("overdue gauge: want 1 (the lost message):\n%s", grep(scrape(), "overdue"))
 	}
-	if m := scrape(); !strings.Contains(m, "\nseatflow_orders_overdue 2\n") {
-		t.Errorf("overdue gauge: want 2 (the two lost messages):\n%s", grep(m, "overdue"))
+	// The scheduler's fast sweep, run now.
+	run, err := a.app.Reconciler.RunOnce(ctx, reconcile.TriggerSweep, false)
+	if c, _ := run.Check(reconcile.CheckExpiredPending); err != nil || c.Fixed != 1 || c.Items[0].OrderNo != swept {
+		t.Fatalf("sweep: %+v %v", run, err)
 	}
-	// The fast sweep cancels as core.ActorSweep with reason reconcile.
-	if res, err := eng.CancelAndRelease(ctx, core.CancelRequest{OrderNo: swept, Reason: core.ReasonReconcile,
-		Actor: core.ActorSweep}); err != nil || !res.Won {
-		t.Fatalf("sweep cancel: %+v %v", res, err)
-	}
-	run, err := a.app.Reconciler.RunOnce(ctx, reconcile.TriggerManual, false)
+	reconciled := lost(3, "A-3")
+	waitFor("the second lost order to be overdue", overdue(1))
+	run, err = a.app.Reconciler.RunOnce(ctx, reconcile.TriggerManual, false)
 	if c, _ := run.Check(reconcile.CheckExpiredPending); err != nil || c.Fixed != 1 || c.Items[0].OrderNo != reconciled {
 		t.Fatalf("reconcile run: %+v %v", run, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"seatflow/core"
@@ -83,10 +84,20 @@ type Env struct {
 	OnSaleSince time.Time
 	PageSize    int
 	SampleSize  int
+	// Trigger is what started the run (TriggerSweep, ...): the repairs of
+	// the fast sweep are recorded as its own actor.
+	Trigger string
 
+	// only, when set, limits the run to the items it returns true for
+	// (Reconciler.Apply); the other anomalies are neither repaired nor
+	// reported.
+	only      func(check string, it Item) bool
 	shows     []int64 // shows on sale, read once per run
 	showsRead bool
 }
+
+// wants reports whether the run deals with the item (see Env.only).
+func (e *Env) wants(check string, it Item) bool { return e.only == nil || e.only(check, it) }
 
 // cutoff is Now - Grace: locks taken and orders closed before it are settled.
 func (e *Env) cutoff() time.Time { return e.Now.Add(-e.Grace) }
@@ -136,6 +147,15 @@ func (r *Result) add(env *Env, check string, it Item) {
 	if len(r.Items) < env.SampleSize {
 		r.Items = append(r.Items, it)
 	}
+}
+
+// Key names the anomaly independently of what was done about it, so that
+// the item a dry run listed can be asked for again (Reconciler.Apply): the
+// action (which names the check), the order, show, user and seats, as the
+// check found them — before a repair, which may learn more (expired_pending
+// learns the seats from the cancel). web.ReconcileItem.Key mirrors it.
+func (it Item) Key() string {
+	return fmt.Sprintf("%s|%s|%d|%d|%s", it.Action, it.OrderNo, it.ShowID, it.UserID, strings.Join(it.SeatIDs, ","))
 }
 
 // fail records err on the item.

@@ -36,6 +36,9 @@ func (c ExpiredPending) Run(ctx context.Context, env *Env, dryRun bool) (Result,
 			}
 			it := Item{OrderNo: o.OrderNo, ShowID: o.ShowID, UserID: o.UserID, Action: ActionCancel,
 				Detail: fmt.Sprintf("pending %s past its expiry", env.Now.Sub(o.ExpireAt).Round(time.Millisecond))}
+			if !env.wants(c.Name(), it) {
+				continue
+			}
 			if !dryRun {
 				c.cancel(ctx, env, &it)
 			}
@@ -50,9 +53,15 @@ func (c ExpiredPending) Run(ctx context.Context, env *Env, dryRun bool) (Result,
 
 // cancel ends one order. Losing the conditional update is not an error: a
 // payment or the timeout ended the order first, which is what reconcile wants.
+// The fast sweep cancels as core.ActorSweep: the order row then tells it
+// from a full run, and so does the expiry-lag histogram's path label.
 func (c ExpiredPending) cancel(ctx context.Context, env *Env, it *Item) {
+	actor := Actor
+	if env.Trigger == TriggerSweep {
+		actor = core.ActorSweep
+	}
 	r, err := env.Engine.CancelAndRelease(ctx, core.CancelRequest{OrderNo: it.OrderNo,
-		Reason: core.ReasonReconcile, Actor: Actor})
+		Reason: core.ReasonReconcile, Actor: actor})
 	if err != nil {
 		it.fail(err)
 		return

@@ -42,7 +42,7 @@ func newFixture(t *testing.T, st *stacktest.Stack) *fixture {
 	f := &fixture{st: st, clock: stacktest.NewClock(time.Now()), reg: prometheus.NewRegistry(),
 		seats: &flakySeats{SeatStore: st.Seats}, queue: &flakyQueue{DelayQueue: st.Queue}}
 	eng, err := core.NewEngine(core.Config{HoldTTL: holdTTL, PurchaseLimit: 6, Delay: core.DefaultDelayPolicy()},
-		core.Deps{Store: st.DB, Seats: f.seats, Queue: f.queue, Clock: f.clock})
+		core.Deps{Store: st.DB, Seats: f.seats, Queue: f.queue, Clock: f.clock, Metrics: core.NewMetrics(f.reg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +225,30 @@ func (f *fixture) snapshot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprint(holds, limits, rows, len(pending))
+}
+
+// lagCounts is the number of observations of the expiry-lag histogram in
+// reg, by path.
+func lagCounts(t *testing.T, reg *prometheus.Registry) map[string]uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]uint64)
+	for _, mf := range mfs {
+		if mf.GetName() != "seatflow_expiry_lag_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "path" {
+					out[l.GetValue()] = m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return out
 }
 
 // metricValue is the value of the counter name{check=check} in reg.

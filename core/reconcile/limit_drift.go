@@ -48,6 +48,9 @@ func (c LimitDrift) Run(ctx context.Context, env *Env, dryRun bool) (Result, err
 			}
 			it := Item{ShowID: s.showID, UserID: user, Action: ActionSetLimit,
 				Detail: fmt.Sprintf("counter %d, the DB gives the user %d seats", d.have, d.want)}
+			if !env.wants(c.Name(), it) {
+				continue
+			}
 			if !dryRun {
 				c.fix(ctx, env, again, user, d, &it)
 			}

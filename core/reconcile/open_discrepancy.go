@@ -29,11 +29,17 @@ func (c OpenDiscrepancy) Run(ctx context.Context, env *Env, _ bool) (Result, err
 		return res, err
 	}
 	for _, d := range sample {
-		res.add(env, c.Name(), Item{OrderNo: d.OrderNo, Action: ActionReport,
+		it := Item{OrderNo: d.OrderNo, Action: ActionReport,
 			Detail: fmt.Sprintf("%s: txn %s, %d cents, open since %s", d.Kind, d.TxnID, d.AmountCents,
-				d.CreatedAt.Format("2006-01-02 15:04:05Z"))})
+				d.CreatedAt.Format("2006-01-02 15:04:05Z"))}
+		if env.wants(c.Name(), it) {
+			res.add(env, c.Name(), it)
+		}
 	}
-	// The sample holds at most SampleSize; the count is the whole story.
-	res.Found = n
+	// The sample holds at most SampleSize; the count is the whole story,
+	// unless the run was asked for some items only.
+	if env.only == nil {
+		res.Found = n
+	}
 	return res, nil
 }

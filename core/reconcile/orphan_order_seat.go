@@ -43,6 +43,9 @@ func (c OrphanOrderSeat) Run(ctx context.Context, env *Env, dryRun bool) (Result
 				}
 				it := Item{OrderNo: r.OrderNo, ShowID: show, SeatIDs: []string{r.SeatID}, UserID: r.UserID,
 					Action: ActionDelete, Detail: "order is " + state}
+				if !env.wants(c.Name(), it) {
+					continue
+				}
 				if !dryRun {
 					c.delete(ctx, env, store.OrphanSeat{ShowID: show, SeatID: r.SeatID, OrderNo: r.OrderNo,
 						UserID: r.UserID, Missing: !r.OrderFound}, &it)

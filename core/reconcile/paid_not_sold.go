@@ -64,6 +64,9 @@ func (c PaidNotSold) Run(ctx context.Context, env *Env, dryRun bool) (Result, er
 			slices.Sort(p.seen)
 			it := Item{OrderNo: no, ShowID: s.showID, UserID: p.user, SeatIDs: p.seats, Action: ActionMarkSold,
 				Detail: "seat store shows " + strings.Join(p.seen, ", ")}
+			if !env.wants(c.Name(), it) {
+				continue
+			}
 			if !dryRun {
 				if err := env.Seats.MarkSold(ctx, s.showID, p.user, no, p.seats); err != nil {
 					it.fail(err)

@@ -46,6 +46,10 @@ const (
 // ErrBusy means another run holds the lease; try again later.
 var ErrBusy = &core.Error{Kind: core.KindConflict, Code: "reconcile_busy", Message: "a reconcile run is already in progress"}
 
+// ErrRunNotFound means no stored run has the id asked for (it never
+// existed, or it was pruned).
+var ErrRunNotFound = &core.Error{Kind: core.KindNotFound, Code: "reconcile_run_not_found", Message: "reconcile run not found"}
+
 // Deps are what a Reconciler works on. Clock, Logger and Metrics may be nil.
 type Deps struct {
 	Engine  *core.Engine
@@ -191,6 +195,23 @@ func (r Run) Check(name string) (CheckResult, bool) {
 // The returned error is about the run as a whole (busy, lease, the run
 // record); failures of checks are in the Run and its Status.
 func (r *Reconciler) RunOnce(ctx context.Context, trigger string, dryRun bool) (Run, error) {
+	return r.run(ctx, trigger, dryRun, nil)
+}
+
+// Apply is RunOnce repairing only the items only returns true for — say
+// the ones ops picked from a dry run (match them by check and Item.Key).
+// Each check still looks at everything, but repairs and reports just those;
+// the other anomalies are left for later runs. The run is stored like any
+// other, not dry.
+func (r *Reconciler) Apply(ctx context.Context, trigger string, only func(check string, it Item) bool) (Run, error) {
+	if only == nil {
+		return Run{}, core.Invalidf("reconcile: Apply needs the items to apply")
+	}
+	return r.run(ctx, trigger, false, only)
+}
+
+// run is RunOnce limited to the items only returns true for (nil: all).
+func (r *Reconciler) run(ctx context.Context, trigger string, dryRun bool, only func(string, Item) bool) (Run, error) {
 	checks := r.full
 	switch trigger {
 	case TriggerSweep:
@@ -223,7 +244,7 @@ func (r *Reconciler) RunOnce(ctx context.Context, trigger string, dryRun bool) (
 		return Run{}, fmt.Errorf("reconcile: %w", err)
 	}
 	log := r.log.With("run_id", run.ID, "trigger", trigger, "dry_run", dryRun)
-	r.runChecks(runCtx, log, &run, checks)
+	r.runChecks(runCtx, log, &run, checks, only)
 	run.FinishedAt = r.deps.Clock.Now()
 	// The outcome is recorded even when ctx ended (shutdown): that is when it matters.
 	if err := r.deps.DB.FinishReconcileRun(context.WithoutCancel(ctx), r.record(run)); err != nil {
@@ -249,12 +270,13 @@ func (r *Reconciler) busy(ctx context.Context) error {
 		Message: fmt.Sprintf("%s (held by %s until %s)", ErrBusy.Message, owner, until.Format(time.RFC3339))}
 }
 
-// runChecks runs checks in order into run. A check that fails is recorded
-// and the next one runs; a run whose context ends stops.
-func (r *Reconciler) runChecks(ctx context.Context, log *slog.Logger, run *Run, checks []Check) {
+// runChecks runs checks in order into run, on the items only returns true
+// for (nil: all). A check that fails is recorded and the next one runs; a
+// run whose context ends stops.
+func (r *Reconciler) runChecks(ctx context.Context, log *slog.Logger, run *Run, checks []Check, only func(string, Item) bool) {
 	env := &Env{Engine: r.deps.Engine, DB: r.deps.DB, Seats: r.deps.Seats, Log: log, Now: run.StartedAt,
 		Grace: r.opts.Grace, OnSaleSince: run.StartedAt.Add(-r.opts.ShowRetention),
-		PageSize: r.opts.PageSize, SampleSize: r.opts.SampleSize}
+		PageSize: r.opts.PageSize, SampleSize: r.opts.SampleSize, Trigger: run.Trigger, only: only}
 	run.Status = StatusOK
 	for _, c := range checks {
 		if ctx.Err() != nil {
@@ -311,12 +333,32 @@ func (r *Reconciler) Runs(ctx context.Context, limit int) ([]Run, error) {
 	}
 	out := make([]Run, len(rows))
 	for i, row := range rows {
-		run := Run{ID: row.ID, Trigger: row.Trigger, Owner: row.Owner, StartedAt: row.StartedAt,
-			FinishedAt: row.FinishedAt, DryRun: row.DryRun, Status: row.Status, Error: row.Error}
-		if err := json.Unmarshal([]byte(row.Checks), &run.Checks); err != nil {
-			return nil, fmt.Errorf("reconcile: run %d: decode checks: %w", row.ID, err)
+		if out[i], err = decodeRun(row); err != nil {
+			return nil, err
 		}
-		out[i] = run
 	}
 	return out, nil
+}
+
+// RunByID returns the stored run with this id, or ErrRunNotFound.
+func (r *Reconciler) RunByID(ctx context.Context, id int64) (Run, error) {
+	row, err := r.deps.DB.ReconcileRunByID(ctx, id)
+	if errors.Is(err, store.ErrRunNotFound) {
+		return Run{}, &core.Error{Kind: ErrRunNotFound.Kind, Code: ErrRunNotFound.Code,
+			Message: fmt.Sprintf("%s: %d", ErrRunNotFound.Message, id)}
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("reconcile: %w", err)
+	}
+	return decodeRun(row)
+}
+
+// decodeRun is the run a reconcile_run row records.
+func decodeRun(row store.ReconcileRun) (Run, error) {
+	run := Run{ID: row.ID, Trigger: row.Trigger, Owner: row.Owner, StartedAt: row.StartedAt,
+		FinishedAt: row.FinishedAt, DryRun: row.DryRun, Status: row.Status, Error: row.Error}
+	if err := json.Unmarshal([]byte(row.Checks), &run.Checks); err != nil {
+		return Run{}, fmt.Errorf("reconcile: run %d: decode checks: %w", row.ID, err)
+	}
+	return run, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,43 @@ func TestScheduler(t *testing.T) {
 	}
 }
 
+// TestExpiryPathByTrigger: the fast sweep cancels an expired order as its
+// own actor, so the order row and the expiry-lag histogram (path="sweep")
+// tell it from a full run of any trigger (path="reconcile").
+func TestExpiryPathByTrigger(t *testing.T) {
+	tests := []struct{ trigger, actor, path string }{
+		{reconcile.TriggerSweep, core.ActorSweep, core.PathSweep},
+		{reconcile.TriggerSchedule, reconcile.Actor, core.PathReconcile},
+		{reconcile.TriggerManual, reconcile.Actor, core.PathReconcile},
+		{reconcile.TriggerCLI, reconcile.Actor, core.PathReconcile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.trigger, func(t *testing.T) {
+			stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+				f := newFixture(t, st)
+				f.queue.failSend.Store(true) // the timeout message is lost
+				o := f.place(t, 1, "A-1")
+				f.clock.Advance(holdTTL + 3*time.Second)
+				run, err := f.rec.RunOnce(context.Background(), tt.trigger, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantCounts(t, run, map[string][2]int{reconcile.CheckExpiredPending: {1, 1}})
+				got, err := st.DB.Order(context.Background(), o.OrderNo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.CancelReason != core.ReasonReconcile || got.CancelActor != tt.actor {
+					t.Errorf("cancelled with reason %q by %q, want %q by %q", got.CancelReason, got.CancelActor, core.ReasonReconcile, tt.actor)
+				}
+				if lag := lagCounts(t, f.reg); !maps.Equal(lag, map[string]uint64{tt.path: 1}) {
+					t.Errorf("seatflow_expiry_lag_seconds observations by path = %v, want 1 at %s", lag, tt.path)
+				}
+			})
+		})
+	}
+}
+
 func TestRunsAreStored(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		f := newFixture(t, st)
@@ -105,6 +144,15 @@ func TestRunsAreStored(t *testing.T) {
 		c, ok := runs[0].Check(reconcile.CheckExpiredPending)
 		if !ok || c.Found != 1 || c.Fixed != 1 || len(c.Items) != 1 || c.Items[0].OrderNo != o.OrderNo || !c.Items[0].Fixed {
 			t.Errorf("stored expired_pending = %+v", c)
+		}
+		for _, want := range runs {
+			if byID, err := f.rec.RunByID(ctx, want.ID); err != nil || !reflect.DeepEqual(byID, want) {
+				t.Errorf("RunByID(%d) = %+v, %v; want %+v", want.ID, byID, err, want)
+			}
+		}
+		if _, err := f.rec.RunByID(ctx, second.ID+1); !errors.Is(err, reconcile.ErrRunNotFound) ||
+			core.ErrorKind(err) != core.KindNotFound {
+			t.Errorf("RunByID of an unknown id: %v, want ErrRunNotFound", err)
 		}
 		if _, err := f.rec.RunOnce(ctx, "cron", false); core.ErrorKind(err) != core.KindInvalid {
 			t.Errorf("RunOnce with an unknown trigger: %v, want invalid", err)

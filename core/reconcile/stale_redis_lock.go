@@ -83,6 +83,9 @@ func (c StaleRedisLock) release(ctx context.Context, env *Env, s snapshot, dryRu
 		}
 		it := Item{OrderNo: h.OrderNo, ShowID: s.showID, SeatIDs: []string{h.SeatID}, UserID: h.UserID,
 			Action: ActionRelease, Detail: why + ", locked " + env.Now.Sub(h.LockedAt).Round(time.Second).String() + " ago"}
+		if !env.wants(c.Name(), it) {
+			continue
+		}
 		if !dryRun {
 			ok, err := env.Seats.ReleaseIfLockedBefore(ctx, s.showID, h.SeatID, h.OrderNo, cutoff)
 			switch {
@@ -159,6 +162,9 @@ func (c StaleRedisLock) relock(ctx context.Context, env *Env, s snapshot, freed 
 		slices.Sort(p.seats)
 		it := Item{OrderNo: no, ShowID: s.showID, SeatIDs: p.seats, UserID: p.user, Action: ActionRelock,
 			Detail: "pending order's seats are not held in the seat store"}
+		if !env.wants(c.Name(), it) {
+			continue
+		}
 		if !dryRun {
 			// No purchase limit: the DB already gave the user these seats.
 			// The lock time is the order's, as a rebuild would write it.

@@ -69,8 +69,12 @@ func (db *DB) FinishReconcileRun(ctx context.Context, r ReconcileRun) error {
 	return nil
 }
 
-const reconcileRunsSQL = `SELECT id, run_trigger, owner, started_at, finished_at, dry_run, status, checks, error
- FROM reconcile_run ORDER BY id DESC LIMIT ?`
+const (
+	reconcileRunColumns = `SELECT id, run_trigger, owner, started_at, finished_at, dry_run, status, checks, error
+ FROM reconcile_run`
+	reconcileRunsSQL    = reconcileRunColumns + ` ORDER BY id DESC LIMIT ?`
+	reconcileRunByIDSQL = reconcileRunColumns + ` WHERE id = ?`
+)
 
 // ReconcileRuns returns the newest runs first, at most limit of them: the
 // last inserted, as a run is inserted when it starts. Backward read of the
@@ -85,6 +89,22 @@ func (db *DB) ReconcileRuns(ctx context.Context, limit int) ([]ReconcileRun, err
 		out[i] = r.run()
 	}
 	return out, nil
+}
+
+// ErrRunNotFound means no reconcile run has the id asked for.
+var ErrRunNotFound = errors.New("store: no such reconcile run")
+
+// ReconcileRunByID returns one run by its id: a primary-key lookup.
+func (db *DB) ReconcileRunByID(ctx context.Context, id int64) (ReconcileRun, error) {
+	var r reconcileRunRow
+	err := db.r.GetContext(ctx, &r, reconcileRunByIDSQL, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ReconcileRun{}, fmt.Errorf("store: reconcile run %d: %w", id, ErrRunNotFound)
+	}
+	if err != nil {
+		return ReconcileRun{}, fmt.Errorf("store: reconcile run %d: %w", id, err)
+	}
+	return r.run(), nil
 }
 
 const abandonRunsSQL = `UPDATE reconcile_run SET status = 'abandoned', finished_at = ?,

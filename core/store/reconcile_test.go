@@ -49,6 +49,8 @@ func TestReconcileQueryPlans(t *testing.T) {
 			// SQLite reads a rowid table in rowid order: "SCAN" without a sort
 			// is the primary key read backwards, stopping at the LIMIT.
 			{"ReconcileRuns", reconcileRunsSQL, []any{20}, []string{ix("key=PRIMARY", "SCAN reconcile_run")}},
+			{"ReconcileRunByID", reconcileRunByIDSQL, []any{int64(500)},
+				[]string{ix("type=const key=PRIMARY", "SEARCH reconcile_run USING INTEGER PRIMARY KEY")}},
 			{"AbandonReconcileRuns", abandonRunsSQL, []any{ms(now)},
 				[]string{ix("idx_status_started", "reconcile_run_idx_status_started")}},
 			{"PruneReconcileRuns", pruneRunsSQL, []any{ms(t0)}, []string{ix("idx_started", "reconcile_run_idx_started")}},
@@ -354,6 +356,24 @@ func TestReconcileRunRecords(t *testing.T) {
 		}
 		if runs[3].Checks != `[{"name":"x"}]` || !runs[3].FinishedAt.Equal(t0.Add(time.Second)) || runs[3].Owner != "me" {
 			t.Errorf("finished run = %+v", runs[3])
+		}
+		for _, tt := range []struct {
+			id      int64
+			want    string
+			wantErr error
+		}{
+			{ids[0], fmt.Sprintf("%d:errors:false:boom:manual:me", ids[0]), nil},
+			{ids[3], fmt.Sprintf("%d:errors:true::manual:me", ids[3]), nil},
+			{ids[3] + 1, "0::false:::", ErrRunNotFound},
+		} {
+			r, err := db.ReconcileRunByID(ctx, tt.id)
+			if got := fmt.Sprintf("%d:%s:%v:%s:%s:%s", r.ID, r.Status, r.DryRun, r.Error, r.Trigger, r.Owner); got != tt.want ||
+				!errors.Is(err, tt.wantErr) {
+				t.Errorf("ReconcileRunByID(%d) = %s, %v; want %s, %v", tt.id, got, err, tt.want, tt.wantErr)
+			}
+		}
+		if r, _ := db.ReconcileRunByID(ctx, ids[0]); r.Checks != runs[3].Checks || !r.StartedAt.Equal(runs[3].StartedAt) {
+			t.Errorf("ReconcileRunByID = %+v, want the row ReconcileRuns read: %+v", r, runs[3])
 		}
 		if n, err := db.PruneReconcileRuns(ctx, t0.Add(2*time.Hour)); err != nil || n != 2 {
 			t.Fatalf("PruneReconcileRuns = %d %v, want 2", n, err)
