@@ -101,5 +101,3 @@ func Duration(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
-
-func itoa[T ~int | ~int64](v T) string { return strconv.FormatInt(int64(v), 10) }
