@@ -9,7 +9,7 @@ export SEATFLOW_TEST_MYSQL    ?= mysql://seatflow:seatflow@tcp(127.0.0.1:3306)/s
 export SEATFLOW_TEST_REDIS    ?= redis://127.0.0.1:6379/0
 export SEATFLOW_TEST_ROCKETMQ ?= rocketmq://127.0.0.1:9876
 
-.PHONY: run build test test-short check lint generate services services-down bench clean
+.PHONY: run build test test-short check generate services services-down bench clean
 
 run:
 	$(GO) run ./server/cmd/seatflow serve --demo
@@ -31,21 +31,18 @@ test: services check
 test-short:
 	env -u SEATFLOW_TEST_MYSQL -u SEATFLOW_TEST_REDIS -u SEATFLOW_TEST_ROCKETMQ $(GO) test -count=1 ./...
 
-# gofmt, go vet, and templ output in sync with its sources.
+# gofmt, go vet, staticcheck, and templ output in sync with its sources.
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	$(GO) tool templ generate
 	@if [ -n "$$(git status --porcelain -- '*_templ.go')" ]; then \
 	  echo "templ output out of date: run make generate and commit"; git status --porcelain -- '*_templ.go'; exit 1; fi
 
-# staticcheck (a go tool of go.mod). Not yet part of `check` (so not of CI):
-# it must be clean first. govulncheck is not used: it needs the vulnerability
-# database from vuln.go.dev, which this network does not reach.
-lint:
-	$(GO) tool staticcheck ./...
-
+# govulncheck is not used: it needs the vulnerability database from
+# vuln.go.dev, which this network does not reach.
 services:
 	bash scripts/services.sh up
 

@@ -17,13 +17,6 @@ import (
 	"seatflow/core/store"
 )
 
-// Names of the raw limits.
-const (
-	limitEval   = "redis_eval"
-	limitCommit = "db_commit"
-	limitSend   = "queue_send"
-)
-
 // limitEvalLua has lock.lua's shape: one HMGET of the seats, one HSET of
 // them, one HINCRBY of the user's counter, on throwaway keys.
 const limitEvalLua = `local held = redis.call('HMGET', KEYS[1], unpack(ARGV))
