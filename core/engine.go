@@ -464,9 +464,6 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 	if p.PaidAt.IsZero() {
 		p.PaidAt = now
 	}
-	if _, err := e.store.Order(ctx, p.OrderNo); err != nil {
-		return "", err
-	}
 	var (
 		result    PaymentResult
 		order     Order
@@ -476,6 +473,12 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 	)
 	err := e.store.InTx(ctx, func(tx Tx) error {
 		result, order, discKind, mismatch, duplicate = "", Order{}, "", false, false
+		// The order row first, as in every cancel (one lock order, no
+		// deadlock); an unknown order rolls back with nothing written.
+		var err error
+		if order, err = tx.OrderForUpdate(ctx, p.OrderNo); err != nil {
+			return err
+		}
 		inserted, err := tx.InsertPayment(ctx, p)
 		if err != nil {
 			return err
@@ -483,9 +486,6 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		if !inserted {
 			duplicate = true
 			return nil
-		}
-		if order, err = tx.OrderForUpdate(ctx, p.OrderNo); err != nil {
-			return err
 		}
 		won := false
 		if p.AmountCents != order.AmountCents {
