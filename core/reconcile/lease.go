@@ -55,8 +55,18 @@ func acquireLease(ctx context.Context, db *store.DB, owner string, ttl time.Dura
 	token := hex.EncodeToString(b[:])
 	sent := time.Now()
 	ok, err := db.AcquireLease(ctx, leaseName, owner, token, ttl)
-	if err != nil || !ok {
+	if err != nil {
+		// A cancel can land after the UPDATE committed but before its reply:
+		// give back what we may hold, or it blocks every instance for ttl.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if rerr := db.ReleaseLease(rctx, leaseName, token); rerr != nil {
+			log.Warn("giving back a lease that may have been taken", "err", rerr)
+		}
 		return nil, nil, false, err
+	}
+	if !ok {
+		return nil, nil, false, nil
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	l := &heldLease{db: db, token: token, cancel: cancel, done: make(chan struct{})}
