@@ -8,6 +8,8 @@ BIN   := bin/seatflow
 export SEATFLOW_TEST_MYSQL    ?= mysql://seatflow:seatflow@tcp(127.0.0.1:3306)/seatflow
 export SEATFLOW_TEST_REDIS    ?= redis://127.0.0.1:6379/0
 export SEATFLOW_TEST_ROCKETMQ ?= rocketmq://127.0.0.1:9876
+# The browser tests leave a screenshot of every console page here.
+export SEATFLOW_SCREENSHOTS   ?= $(CURDIR)/testdata/screenshots
 
 .PHONY: run build test test-short check generate services services-down bench clean
 
