@@ -42,6 +42,7 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *Metrics
 	notify  Notifier
+	plans   seatPlans
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.
@@ -126,15 +127,21 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	if err := e.validatePlace(r); err != nil {
 		return Order{}, err
 	}
-	if _, err := e.store.Show(ctx, r.ShowID); err != nil {
+	showPlan, err := e.plans.plan(ctx, e.store, r.ShowID)
+	if err != nil {
 		return Order{}, err
 	}
-	plan, err := e.store.SeatsByID(ctx, r.ShowID, r.SeatIDs)
-	if err != nil {
-		return Order{}, fmt.Errorf("place: load seats: %w", err)
+	var unknown []string
+	plan := make([]Seat, 0, len(r.SeatIDs))
+	for _, id := range r.SeatIDs {
+		if s, ok := showPlan[id]; ok {
+			plan = append(plan, s)
+		} else {
+			unknown = append(unknown, id)
+		}
 	}
-	if len(plan) != len(r.SeatIDs) {
-		return Order{}, Invalidf("unknown seats for show %d: %v", r.ShowID, missingSeats(r.SeatIDs, plan))
+	if len(unknown) > 0 {
+		return Order{}, Invalidf("unknown seats for show %d: %v", r.ShowID, unknown)
 	}
 	now := e.clock.Now()
 	o := Order{
@@ -196,20 +203,6 @@ func (e *Engine) countRejected(err error) {
 	case errors.Is(err, ErrPurchaseLimit):
 		e.metrics.PlaceRejected.WithLabelValues("purchase_limit").Inc()
 	}
-}
-
-func missingSeats(want []string, got []Seat) []string {
-	have := make(map[string]bool, len(got))
-	for _, s := range got {
-		have[s.SeatID] = true
-	}
-	var out []string
-	for _, id := range want {
-		if !have[id] {
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // newOrderNo is time-ordered (readable, index-friendly) and unguessable.

@@ -312,6 +312,18 @@ func TestEngineContract(t *testing.T) {
 			f.wantSeats(t, core.SeatSold, "J-9")
 		})
 
+		t.Run("seat plans are cached per show, misses are not", func(t *testing.T) {
+			f := newFixture(t, st, core.Config{})
+			f.place(t, 16, "A-1") // loads and caches the plan
+			other := st.NewShow(t, 2, 2)
+			if _, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 16, ShowID: other.ID, SeatIDs: []string{"C-1"}}); core.ErrorKind(err) != core.KindInvalid {
+				t.Fatalf("seat outside a 2x2 plan: %v, want invalid_request", err)
+			}
+			if _, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 16, ShowID: other.ID, SeatIDs: []string{"B-2"}}); err != nil {
+				t.Fatalf("second show: %v", err)
+			}
+		})
+
 		t.Run("bad input writes nothing", func(t *testing.T) {
 			f := newFixture(t, st, core.Config{})
 			bad := []core.PlaceRequest{

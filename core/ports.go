@@ -23,8 +23,7 @@ type Store interface {
 
 	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
 	Shows(ctx context.Context) ([]Show, error)
-	Seats(ctx context.Context, showID int64) ([]Seat, error) // the seat plan, ordered by row, col
-	SeatsByID(ctx context.Context, showID int64, seatIDs []string) ([]Seat, error)
+	Seats(ctx context.Context, showID int64) ([]Seat, error)     // the seat plan, ordered by row, col
 	Order(ctx context.Context, orderNo string) (Order, error)    // ErrOrderNotFound; with SeatIDs
 	Events(ctx context.Context, orderNo string) ([]Event, error) // oldest first
 	AddEvent(ctx context.Context, ev Event) error                // outside any transaction

@@ -92,13 +92,6 @@ func testCreateShowAndSeats(t *testing.T, db *DB) {
 	if seats[0] != want0 || seats[11].SeatID != "A-12" || seats[12].SeatID != "B-1" {
 		t.Errorf("plan order: %+v … %+v %+v", seats[0], seats[11], seats[12])
 	}
-	byID, err := db.SeatsByID(ctx, show.ID, []string{"C-2", "A-10", "Z-9"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids := seatIDs(byID); ids != "A-10 C-2" {
-		t.Errorf("SeatsByID = %s, want A-10 C-2 (unknown Z-9 left out)", ids)
-	}
 	dup := []core.Seat{{SeatID: "A-1", Row: 1, Col: 1}, {SeatID: "A-1", Row: 1, Col: 2}}
 	if _, err := db.CreateShow(ctx, core.Show{Name: "Dup"}, dup); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("duplicate seat in plan: %v, want ErrInvalid", err)
@@ -106,14 +99,6 @@ func testCreateShowAndSeats(t *testing.T, db *DB) {
 	if n := count(t, db, "SELECT COUNT(*) FROM show_info WHERE name = 'Dup'"); n != 0 {
 		t.Errorf("failed CreateShow left %d show rows", n)
 	}
-}
-
-func seatIDs(seats []core.Seat) string {
-	ids := make([]string, len(seats))
-	for i, s := range seats {
-		ids[i] = s.SeatID
-	}
-	return strings.Join(ids, " ")
 }
 
 func testPlaceOrder(t *testing.T, db *DB) {

@@ -47,24 +47,6 @@ func (db *DB) Seats(ctx context.Context, showID int64) ([]core.Seat, error) {
 	return seatRows(rs), nil
 }
 
-// SeatsByID returns those of seatIDs that exist in the show's plan, ordered
-// by row, col; callers compare lengths to find unknown seats.
-func (db *DB) SeatsByID(ctx context.Context, showID int64, seatIDs []string) ([]core.Seat, error) {
-	if len(seatIDs) == 0 {
-		return nil, nil
-	}
-	q, args, err := sqlx.In(`SELECT show_id, seat_id, row_no, col_no, price_cents FROM seat
- WHERE show_id = ? AND seat_id IN (?) ORDER BY row_no, col_no`, showID, seatIDs)
-	if err != nil {
-		return nil, dbErr(err, "seats by id")
-	}
-	var rs []seatRow
-	if err := db.r.SelectContext(ctx, &rs, db.r.Rebind(q), args...); err != nil {
-		return nil, dbErr(err, "seats by id of show %d", showID)
-	}
-	return seatRows(rs), nil
-}
-
 // TakenSeats is the DB's view of the show's seats, one SeatHold per
 // order_seat row in seat order: pending order → SeatLocked, paid → SeatSold.
 // Rows whose order is cancelled or missing (reconcile's check 3 removes

@@ -12,7 +12,7 @@ import (
 // steps times the store calls the engine makes while placing, so that
 // BenchmarkPlace reports where a placement waits (the profile shows CPU only).
 type steps struct {
-	show, seatsByID, lock, tx, send, event atomic.Int64 // ns, summed over every call
+	show, seats, lock, tx, send, event atomic.Int64 // ns, summed over every call
 }
 
 func (s *steps) since(c *atomic.Int64, t0 time.Time) { c.Add(int64(time.Since(t0))) }
@@ -22,7 +22,7 @@ func (s *steps) report(b *testing.B) {
 	for _, x := range []struct {
 		name string
 		v    *atomic.Int64
-	}{{"show", &s.show}, {"seats", &s.seatsByID}, {"lock", &s.lock}, {"tx", &s.tx}, {"send", &s.send}, {"event", &s.event}} {
+	}{{"show", &s.show}, {"seats", &s.seats}, {"lock", &s.lock}, {"tx", &s.tx}, {"send", &s.send}, {"event", &s.event}} {
 		b.ReportMetric(float64(x.v.Load())/float64(b.N)/1e3, "µs-"+x.name+"/op")
 	}
 }
@@ -37,9 +37,9 @@ func (t timedStore) Show(ctx context.Context, id int64) (core.Show, error) {
 	return t.Store.Show(ctx, id)
 }
 
-func (t timedStore) SeatsByID(ctx context.Context, showID int64, ids []string) ([]core.Seat, error) {
-	defer t.s.since(&t.s.seatsByID, time.Now())
-	return t.Store.SeatsByID(ctx, showID, ids)
+func (t timedStore) Seats(ctx context.Context, showID int64) ([]core.Seat, error) {
+	defer t.s.since(&t.s.seats, time.Now())
+	return t.Store.Seats(ctx, showID)
 }
 
 func (t timedStore) InTx(ctx context.Context, fn func(core.Tx) error) error {
