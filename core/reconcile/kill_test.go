@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/big"
@@ -16,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"seatflow/core"
 	"seatflow/core/reconcile"
@@ -171,7 +168,7 @@ func childStack(t *testing.T, kind string) (dsn, redisURL string) {
 		dsn = "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db")
 		redisURL = emb.URL()
 	} else {
-		dsn, redisURL = freshMySQL(t), testenv.Redis(t)
+		dsn, redisURL = testenv.NewMySQLDatabase(t), testenv.Redis(t)
 	}
 	db, err := store.Open(ctx, dsn)
 	if err != nil {
@@ -188,29 +185,4 @@ func childStack(t *testing.T, kind string) (dsn, redisURL string) {
 		}
 	}
 	return dsn, redisURL
-}
-
-// freshMySQL creates a database of the test's own and drops it at cleanup.
-func freshMySQL(t *testing.T) string {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(strings.TrimPrefix(testenv.MySQL(t), "mysql://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	name := "seatflow_test_" + stacktest.RandHex(6)
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	cfg.DBName = name
-	return "mysql://" + cfg.FormatDSN()
 }

@@ -7,17 +7,14 @@ package stacktest
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"math/big"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
@@ -111,26 +108,7 @@ func openMigrated(t testing.TB, dsn string) *store.DB {
 // start at a random base, and drops it at cleanup.
 func FreshMySQL(t testing.TB, url string) string {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(strings.TrimPrefix(url, "mysql://"))
-	if err != nil {
-		t.Fatalf("parse %s: %v", testenv.MySQLVar, err)
-	}
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	name := "seatflow_test_" + RandHex(6)
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	cfg.DBName = name
-	dsn := "mysql://" + cfg.FormatDSN()
+	dsn := testenv.NewMySQLDatabase(t)
 	// Show ids key the shared Redis: start this database's ids at a random
 	// base so tests on other databases never touch each other's seats.
 	db := openMigrated(t, dsn)

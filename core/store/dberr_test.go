@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 )
 
 func TestConnectionLost(t *testing.T) {
@@ -64,7 +65,7 @@ func TestConnectionLost(t *testing.T) {
 // transaction into store_unavailable, never an unclassified error, and the
 // same store works again once the database is back: no reopen needed.
 func TestReadsWhileDatabaseIsAway(t *testing.T) {
-	dsn := createTestMySQL(t)
+	dsn := testenv.NewMySQLDatabase(t)
 	cfg, err := mysql.ParseDSN(strings.TrimPrefix(dsn, "mysql://"))
 	if err != nil {
 		t.Fatal(err)

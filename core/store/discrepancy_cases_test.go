@@ -10,6 +10,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 	"seatflow/migrations"
 )
 
@@ -22,7 +23,7 @@ func TestMigrateDiscrepancyCases(t *testing.T) {
 		dsn  func(t testing.TB) string
 	}{
 		{"sqlite", func(t testing.TB) string { return "sqlite://" + t.TempDir() + "/old.db" }},
-		{"mariadb", createTestMySQL},
+		{"mariadb", testenv.NewMySQLDatabase},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()

@@ -2,16 +2,11 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"seatflow/core"
 	"seatflow/core/testenv"
@@ -44,35 +39,7 @@ func openTestSQLite(t testing.TB) *DB {
 // openTestMySQL opens a migrated database of the test's own.
 func openTestMySQL(t testing.TB) *DB {
 	t.Helper()
-	return openMigrated(t, createTestMySQL(t))
-}
-
-// createTestMySQL creates an empty database on the test server, drops it
-// when the test ends, and returns its DSN.
-func createTestMySQL(t testing.TB) string {
-	t.Helper()
-	url := testenv.MySQL(t)
-	cfg, err := mysql.ParseDSN(strings.TrimPrefix(url, "mysql://"))
-	if err != nil {
-		t.Fatalf("parse %s: %v", testenv.MySQLVar, err)
-	}
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	name := "seatflow_test_" + randHex(t, 6)
-	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP DATABASE "+name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	cfg.DBName = name
-	return "mysql://" + cfg.FormatDSN()
+	return openMigrated(t, testenv.NewMySQLDatabase(t))
 }
 
 func openMigrated(t testing.TB, dsn string) *DB {
@@ -91,15 +58,6 @@ func openMigrated(t testing.TB, dsn string) *DB {
 		t.Fatalf("migrate: %v", err)
 	}
 	return db
-}
-
-func randHex(t testing.TB, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }
 
 // t0 is a millisecond-precise instant: what the store keeps.

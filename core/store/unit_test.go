@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 )
 
 func TestOpenBadDSN(t *testing.T) {
@@ -150,7 +151,7 @@ func TestRedact(t *testing.T) {
 // TestMigrateConcurrentMySQL: instances starting together on one empty
 // database take turns through the migration lock instead of racing goose.
 func TestMigrateConcurrentMySQL(t *testing.T) {
-	dsn := createTestMySQL(t)
+	dsn := testenv.NewMySQLDatabase(t)
 	ctx := context.Background()
 	const n = 4
 	errs := make(chan error, n)

@@ -5,8 +5,14 @@
 package testenv
 
 import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Variables naming the real services; `make test` sets them after
@@ -36,4 +42,33 @@ func need(t testing.TB, name string) string {
 	}
 	t.Skipf("%s is not set; run `make test` (it starts the services) to include this test", name)
 	return ""
+}
+
+// NewMySQLDatabase creates an empty database of the test's own on the MySQL
+// server of SEATFLOW_TEST_MYSQL, drops it when the test ends, and returns
+// its mysql:// URL.
+func NewMySQLDatabase(t testing.TB) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(strings.TrimPrefix(MySQL(t), "mysql://"))
+	if err != nil {
+		t.Fatalf("parse %s: %v", MySQLVar, err)
+	}
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "seatflow_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	cfg.DBName = name
+	return "mysql://" + cfg.FormatDSN()
 }

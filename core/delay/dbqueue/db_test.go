@@ -2,8 +2,6 @@ package dbqueue
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -11,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core/store"
@@ -40,7 +37,7 @@ func newTestDB(t testing.TB, dialect string) testDB {
 	case SQLite:
 		dsn = "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db")
 	case MySQL:
-		dsn = "mysql://" + createMySQLDatabase(t)
+		dsn = testenv.NewMySQLDatabase(t)
 	default:
 		t.Fatalf("dialect %q", dialect)
 	}
@@ -60,37 +57,6 @@ func newTestDB(t testing.TB, dialect string) testDB {
 		t.Fatal(err)
 	}
 	return testDB{dialect: dialect, open: func(t testing.TB) *sqlx.DB { return openStore(t).X() }}
-}
-
-// createMySQLDatabase creates seatflow_test_dbq_<random>, drops it at
-// cleanup, and returns its DSN.
-func createMySQLDatabase(t testing.TB) string {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(strings.TrimPrefix(testenv.MySQL(t), "mysql://"))
-	if err != nil {
-		t.Fatalf("parse %s: %v", testenv.MySQLVar, err)
-	}
-	admin, err := sqlx.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	name := "seatflow_test_dbq_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	cfg.DBName = name
-	cfg.ParseTime = true
-	return cfg.FormatDSN()
 }
 
 // newQueue builds a queue on its own pool and closes it at cleanup.
