@@ -120,7 +120,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	}
 
 	if a.queue, err = openQueue(ctx, cfg, a.DB, logger); err != nil {
-		return nil, fmt.Errorf("SEATFLOW_MQ: %w", err)
+		return nil, err
 	}
 
 	// A real Redis may be shared by several instances: seat changes go
@@ -189,23 +189,36 @@ func (a *App) probeStores(ctx context.Context) []string {
 func (a *App) Engine() *core.Engine { return a.engine }
 
 // openQueue returns the DB-backed queue for "embedded", RocketMQ otherwise.
+// Its errors name the setting to fix. A failed New returns a typed nil,
+// which must not reach the core.DelayQueue that Close later calls.
 func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logger) (core.DelayQueue, error) {
 	if cfg.IsEmbeddedMQ() {
-		return dbqueue.New(db.X(), string(db.Dialect()), dbqueue.Options{
+		q, err := dbqueue.New(db.X(), string(db.Dialect()), dbqueue.Options{
 			Levels: cfg.Engine.Delay.Levels,
 			Logger: logger,
 		})
+		if err != nil {
+			return nil, fmt.Errorf("SEATFLOW_MQ=%s: %w", Embedded, err)
+		}
+		return q, nil
 	}
-	nameServer, err := rocketmq.ParseURL(cfg.MQ)
+	mqCfg, err := rocketmq.ParseURL(cfg.MQ)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("SEATFLOW_MQ=%q: %w", redactURL(cfg.MQ), err)
 	}
-	return rocketmq.New(ctx, rocketmq.Config{
-		NameServer: nameServer,
-		Topic:      cfg.RocketMQTopic,
-		Group:      cfg.RocketMQGroup,
-		Logger:     logger,
-	})
+	mqCfg.Cluster = cfg.RocketMQCluster
+	mqCfg.NoCreateTopics = !cfg.RocketMQCreateTopics
+	mqCfg.Topic, mqCfg.Group, mqCfg.Logger = cfg.RocketMQTopic, cfg.RocketMQGroup, logger
+	q, err := rocketmq.New(ctx, mqCfg)
+	switch {
+	case err == nil:
+		return q, nil
+	case errors.Is(err, rocketmq.ErrUnknownCluster):
+		return nil, fmt.Errorf("SEATFLOW_ROCKETMQ_CLUSTER=%q: %w", cfg.RocketMQCluster, err)
+	case errors.Is(err, rocketmq.ErrTopicMissing):
+		return nil, fmt.Errorf("SEATFLOW_ROCKETMQ_CREATE_TOPICS=false: %w", err)
+	}
+	return nil, fmt.Errorf("SEATFLOW_MQ=%q: %w", redactURL(cfg.MQ), err)
 }
 
 // Serve answers HTTP on cfg.Addr until ctx ends, then stops accepting and

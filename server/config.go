@@ -31,14 +31,18 @@ type Config struct {
 	Addr  string // SEATFLOW_ADDR
 	DB    string // SEATFLOW_DB: sqlite://path or mysql://user:pass@tcp(host:port)/db
 	Redis string // SEATFLOW_REDIS: "embedded" or redis://...
-	MQ    string // SEATFLOW_MQ: "embedded" or rocketmq://host:port
+	MQ    string // SEATFLOW_MQ: "embedded" or rocketmq://[ak:sk@]ns1:9876[,ns2:9876...]
 
 	// Pool sizes; 0 keeps the driver's default (store.Options, seats.DialOptions).
 	DBMaxOpen int // SEATFLOW_DB_MAX_OPEN
 	RedisPool int // SEATFLOW_REDIS_POOL
 
-	RocketMQTopic string // SEATFLOW_ROCKETMQ_TOPIC
-	RocketMQGroup string // SEATFLOW_ROCKETMQ_GROUP
+	RocketMQTopic   string // SEATFLOW_ROCKETMQ_TOPIC
+	RocketMQGroup   string // SEATFLOW_ROCKETMQ_GROUP
+	RocketMQCluster string // SEATFLOW_ROCKETMQ_CLUSTER: whose masters get missing topics
+	// RocketMQCreateTopics (SEATFLOW_ROCKETMQ_CREATE_TOPICS, default true):
+	// false where operators create topics; a missing one is then a start error.
+	RocketMQCreateTopics bool
 
 	Engine core.Config // SEATFLOW_HOLD_TTL, SEATFLOW_PURCHASE_LIMIT, SEATFLOW_MAX_SEATS_PER_ORDER, SEATFLOW_DELAY_*
 
@@ -78,7 +82,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("addr", c.Addr),
 		slog.String("db", redactURL(c.DB)),
 		slog.String("redis", redactURL(c.Redis)),
-		slog.String("mq", c.MQ),
+		slog.String("mq", redactURL(c.MQ)),
 		slog.String("delay_mode", string(c.Engine.Delay.Mode)),
 		slog.Duration("delay_slack", c.Engine.Delay.Slack),
 		slog.Duration("hold_ttl", c.Engine.HoldTTL),
@@ -106,14 +110,16 @@ var rocketMQName = regexp.MustCompile(`^[A-Za-z0-9_%|-]{1,127}$`)
 func LoadConfig(getenv func(string) string) (Config, error) {
 	p := envParser{getenv: getenv}
 	c := Config{
-		Addr:          p.str("SEATFLOW_ADDR", "127.0.0.1:8080"),
-		DB:            p.str("SEATFLOW_DB", "sqlite://data/seatflow.db"),
-		Redis:         p.str("SEATFLOW_REDIS", Embedded),
-		MQ:            p.str("SEATFLOW_MQ", Embedded),
-		DBMaxOpen:     p.positiveInt("SEATFLOW_DB_MAX_OPEN", 0),
-		RedisPool:     p.positiveInt("SEATFLOW_REDIS_POOL", 0),
-		RocketMQTopic: p.str("SEATFLOW_ROCKETMQ_TOPIC", rocketmq.DefaultTopic),
-		RocketMQGroup: p.str("SEATFLOW_ROCKETMQ_GROUP", rocketmq.DefaultGroup),
+		Addr:                 p.str("SEATFLOW_ADDR", "127.0.0.1:8080"),
+		DB:                   p.str("SEATFLOW_DB", "sqlite://data/seatflow.db"),
+		Redis:                p.str("SEATFLOW_REDIS", Embedded),
+		MQ:                   p.str("SEATFLOW_MQ", Embedded),
+		DBMaxOpen:            p.positiveInt("SEATFLOW_DB_MAX_OPEN", 0),
+		RedisPool:            p.positiveInt("SEATFLOW_REDIS_POOL", 0),
+		RocketMQTopic:        p.str("SEATFLOW_ROCKETMQ_TOPIC", rocketmq.DefaultTopic),
+		RocketMQGroup:        p.str("SEATFLOW_ROCKETMQ_GROUP", rocketmq.DefaultGroup),
+		RocketMQCluster:      p.str("SEATFLOW_ROCKETMQ_CLUSTER", rocketmq.DefaultCluster),
+		RocketMQCreateTopics: p.boolean("SEATFLOW_ROCKETMQ_CREATE_TOPICS", true),
 		Engine: core.Config{
 			HoldTTL:          p.positiveDuration("SEATFLOW_HOLD_TTL", 15*time.Minute),
 			PurchaseLimit:    p.positiveInt("SEATFLOW_PURCHASE_LIMIT", 6),
@@ -134,6 +140,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	p.check("SEATFLOW_MQ", c.MQ, validMQ)
 	p.check("SEATFLOW_ROCKETMQ_TOPIC", c.RocketMQTopic, validRocketMQName)
 	p.check("SEATFLOW_ROCKETMQ_GROUP", c.RocketMQGroup, validRocketMQName)
+	p.check("SEATFLOW_ROCKETMQ_CLUSTER", c.RocketMQCluster, validRocketMQName)
 	c.Engine.Delay = p.delayPolicy(c.IsEmbeddedMQ())
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
@@ -180,6 +187,19 @@ func (p *envParser) positiveInt(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+func (p *envParser) boolean(name string, def bool) bool {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.fail(name, v, "want true or false")
+		return def
+	}
+	return b
 }
 
 func (p *envParser) duration(name string, def time.Duration) (time.Duration, bool) {
@@ -292,7 +312,7 @@ func validMQ(v string) error {
 		return nil
 	}
 	if _, err := rocketmq.ParseURL(v); err != nil {
-		return fmt.Errorf("want %q or rocketmq://host:port", Embedded)
+		return fmt.Errorf("%v; want %q or rocketmq://[accessKey:secretKey@]host:port[,host:port...]", err, Embedded)
 	}
 	return nil
 }

@@ -76,13 +76,13 @@ func Real(t testing.TB) *Stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	ns, err := rocketmq.ParseURL(mqURL)
+	mq, err := rocketmq.ParseURL(mqURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := RandHex(6)
-	q, err := rocketmq.New(ctx, rocketmq.Config{NameServer: ns, Topic: "SEATFLOW_T_" + id,
-		Group: "seatflow-t-" + id, InstanceName: "t-" + id, FromFirstOffset: true})
+	mq.Topic, mq.Group, mq.InstanceName = "SEATFLOW_T_"+id, "seatflow-t-"+id, "t-"+id
+	q, err := rocketmq.New(ctx, mq)
 	if err != nil {
 		t.Fatalf("rocketmq: %v", err)
 	}

@@ -32,6 +32,13 @@ func Redis(t testing.TB) string { return need(t, RedisVar) }
 // RocketMQ returns the RocketMQ name server URL or skips/fails the test.
 func RocketMQ(t testing.TB) string { return need(t, RocketMQVar) }
 
+// RocketMQClusterVar names the broker cluster of SEATFLOW_TEST_ROCKETMQ when
+// it is not DefaultCluster (the multi-host topology's is its own).
+const RocketMQClusterVar = "SEATFLOW_TEST_ROCKETMQ_CLUSTER"
+
+// RocketMQCluster is the cluster name to use, "" for the default.
+func RocketMQCluster() string { return os.Getenv(RocketMQClusterVar) }
+
 func need(t testing.TB, name string) string {
 	t.Helper()
 	if v := os.Getenv(name); v != "" {

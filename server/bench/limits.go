@@ -133,13 +133,13 @@ func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPoli
 		plan core.DelayPlan
 	)
 	if o.Stack == StackReal {
-		ns, err := rocketmq.ParseURL(o.RocketMQ)
+		mq, err := rocketmq.ParseURL(o.RocketMQ)
 		if err != nil {
 			return loadResult{}, err
 		}
 		id := randHex(4)
-		rq, err := rocketmq.New(ctx, rocketmq.Config{NameServer: ns, Topic: "SEATFLOW_BENCH_SEND_" + id,
-			Group: "seatflow-bench-send-" + id, Logger: quietLog()})
+		mq.Topic, mq.Group, mq.Logger = "SEATFLOW_BENCH_SEND_"+id, "seatflow-bench-send-"+id, quietLog()
+		rq, err := rocketmq.New(ctx, mq)
 		if err != nil {
 			return loadResult{}, err
 		}

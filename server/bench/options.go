@@ -208,12 +208,14 @@ func (o Options) checkLoopback() error {
 	if err := loopback(u.Host); err != nil {
 		return fmt.Errorf("bench: --redis: %w", err)
 	}
-	ns, err := rocketmq.ParseURL(o.RocketMQ)
+	mq, err := rocketmq.ParseURL(o.RocketMQ)
 	if err != nil {
 		return fmt.Errorf("bench: --rocketmq: %w", err)
 	}
-	if err := loopback(ns); err != nil {
-		return fmt.Errorf("bench: --rocketmq: %w", err)
+	for _, ns := range mq.NameServers {
+		if err := loopback(ns); err != nil {
+			return fmt.Errorf("bench: --rocketmq: %w", err)
+		}
 	}
 	return nil
 }

@@ -40,13 +40,13 @@ func measureQueueLateness(ctx context.Context, o Options, s *stack, mode core.De
 	levels := core.DefaultDelayPolicy().Levels
 	var q core.DelayQueue
 	if o.Stack == StackReal {
-		ns, err := rocketmq.ParseURL(o.RocketMQ)
+		mq, err := rocketmq.ParseURL(o.RocketMQ)
 		if err != nil {
 			return queueLateness{}, err
 		}
 		id := randHex(4)
-		if q, err = rocketmq.New(ctx, rocketmq.Config{NameServer: ns, Topic: "SEATFLOW_BENCH_RAW_" + id,
-			Group: "seatflow-bench-raw-" + id, FromFirstOffset: true, Logger: quietLog()}); err != nil {
+		mq.Topic, mq.Group, mq.Logger = "SEATFLOW_BENCH_RAW_"+id, "seatflow-bench-raw-"+id, quietLog()
+		if q, err = rocketmq.New(ctx, mq); err != nil {
 			return queueLateness{}, err
 		}
 	} else {

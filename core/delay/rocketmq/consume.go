@@ -50,25 +50,25 @@ func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
 		return fmt.Errorf("rocketmq consume %s: already consuming", q.cfg.Group)
 	}
 	// Where a group starts a queue it has no committed offset for. Delayed
-	// and timer messages are appended to the topic when due, not when sent,
-	// so starting at the end (production) misses nothing scheduled after
-	// the group first joined, except a message appended during that first
-	// rebalance: the broker answers "no offset" before it has indexed the
-	// message and the client then asks for the end, which is already past
-	// it. Reconcile cancels such an order. On a fresh topic (tests) the
-	// first offset is exact.
-	from := consumer.ConsumeFromLastOffset
-	if q.cfg.FromFirstOffset {
-		from = consumer.ConsumeFromFirstOffset
-	}
-	c, err := consumer.NewPushConsumer(
-		consumer.WithNameServer([]string{q.cfg.NameServer}), // else the client asks an outside HTTP host
+	// and timer messages are appended to the topic when due, not when sent.
+	// Starting at the end would skip every message that landed before the
+	// group's first rebalance (all of them, on a first deploy after an
+	// outage), and the first offset would replay the topic's whole
+	// retention; a store-time lookback replays one bounded window, which
+	// the idempotent handler absorbs. A group with an offset resumes there.
+	copts := []consumer.Option{
+		consumer.WithNameServer(q.cfg.NameServers), // else the client asks an outside HTTP host
 		consumer.WithGroupName(q.cfg.Group),
 		consumer.WithInstance(q.cfg.InstanceName),
 		consumer.WithConsumerModel(consumer.Clustering),
-		consumer.WithConsumeFromWhere(from),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromTimestamp),
+		consumer.WithConsumeTimestamp(consumeTimestamp(time.Now(), q.cfg.NewGroupLookback)),
 		consumer.WithConsumeMessageBatchMaxSize(1), // one ack per message
-	)
+	}
+	if !q.cfg.Credentials.IsEmpty() {
+		copts = append(copts, consumer.WithCredentials(q.cfg.Credentials))
+	}
+	c, err := consumer.NewPushConsumer(copts...)
 	if err != nil {
 		return fmt.Errorf("rocketmq consumer %s: %w", q.cfg.Group, err)
 	}
@@ -87,6 +87,12 @@ func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
 	}
 	q.consumer = c
 	return nil
+}
+
+// consumeTimestamp is where a new group starts, in the layout the library
+// parses (as UTC).
+func consumeTimestamp(now time.Time, lookback time.Duration) string {
+	return now.Add(-lookback).UTC().Format("20060102150405")
 }
 
 // deliver is the consumer callback: ack the batch only if every message is

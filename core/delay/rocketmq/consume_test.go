@@ -64,7 +64,7 @@ func TestHandle(t *testing.T) {
 				gotTrace string
 				observed []error
 			)
-			cfg, err := Config{NameServer: "127.0.0.1:9876", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			cfg, err := Config{NameServers: []string{"127.0.0.1:9876"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				OnConsumed: func(_ time.Duration, err error) { observed = append(observed, err) }}.withDefaults()
 			if err != nil {
 				t.Fatal(err)

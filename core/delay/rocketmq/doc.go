@@ -17,9 +17,10 @@
 // the broker to learn what was consumed. Handlers must be idempotent: the
 // engine's timeout handler ignores orders that are no longer pending.
 //
-// New creates the topic when the name server has no route for it. A
-// brand-new consumer group starts at the end of the topic, which is enough
-// because delayed messages enter it only when due; one that became due
-// before (or while) the group first joined may be skipped and is left to
-// reconcile.
+// New finds the masters of the configured cluster through the name servers
+// and creates the timeout topic (and Consume the group's retry topic) on
+// every one that lacks it, unless topic creation is off, when a missing
+// topic is an error. A brand-new consumer group starts at the messages
+// stored within a lookback window (Config.NewGroupLookback), so one that
+// became due before the group first joined is still delivered.
 package rocketmq

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,6 @@ import (
 
 	rmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/admin"
-	rmqerrors "github.com/apache/rocketmq-client-go/v2/errors"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
@@ -31,8 +31,19 @@ const (
 // ErrClosed is returned by calls on a closed Queue.
 var ErrClosed = errors.New("rocketmq delay queue is closed")
 
-// topicQueues is the queue count of a topic New creates: the most consumer
-// instances that can share the timeout load.
+// Errors of New that name a setting to fix, so the caller can say which.
+var (
+	// ErrNameServers: no name server answered.
+	ErrNameServers = errors.New("no rocketmq name server answered")
+	// ErrUnknownCluster: the name servers know no cluster of that name (or
+	// none of its brokers has a master registered).
+	ErrUnknownCluster = errors.New("rocketmq cluster not found")
+	// ErrTopicMissing: a topic does not exist and NoCreateTopics is set.
+	ErrTopicMissing = errors.New("rocketmq topic does not exist")
+)
+
+// topicQueues is the queue count per master broker of a topic New creates:
+// the most consumer instances that can share the timeout load.
 const topicQueues = 8
 
 // topicWait bounds how long New waits for a created topic's route when ctx
@@ -58,9 +69,10 @@ type Queue struct {
 
 var _ core.DelayQueue = (*Queue)(nil)
 
-// New connects to the name server, makes sure the topic exists and starts
-// the producer. Consume starts the consumer separately, so a process that
-// only places orders never joins the consumer group.
+// New connects to the name servers, makes sure the topic exists on every
+// master of the cluster and starts the producer. Consume starts the
+// consumer separately, so a process that only places orders never joins
+// the consumer group.
 func New(ctx context.Context, cfg Config) (*Queue, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -71,10 +83,13 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	// (no sync.Once needed); SetLogger is not safe while clients run.
 	rlog.SetLogLevel("error")
 
-	nameServers := []string{cfg.NameServer}
-	adm, err := admin.NewAdmin(admin.WithResolver(primitive.NewPassthroughResolver(nameServers)))
+	opts := []admin.AdminOption{admin.WithResolver(primitive.NewPassthroughResolver(cfg.NameServers))}
+	if !cfg.Credentials.IsEmpty() {
+		opts = append(opts, admin.WithCredentials(cfg.Credentials))
+	}
+	adm, err := admin.NewAdmin(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("rocketmq admin for %s: %w", cfg.NameServer, err)
+		return nil, fmt.Errorf("rocketmq admin for %s: %w", cfg.nameServerList(), err)
 	}
 	q := &Queue{cfg: cfg, log: cfg.Logger, admin: adm}
 	if err := q.ensureTopic(ctx, cfg.Topic, topicQueues); err != nil {
@@ -82,12 +97,18 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 
-	p, err := producer.NewDefaultProducer(
-		producer.WithNameServer(nameServers), // else the client asks an outside HTTP host
+	popts := []producer.Option{
+		producer.WithNameServer(cfg.NameServers), // else the client asks an outside HTTP host
 		producer.WithGroupName(cfg.ProducerGroup),
 		producer.WithInstanceName(cfg.InstanceName),
+		// The library's retries (3) pick another broker each time: with a
+		// master down, a send still lands on the topic's other masters.
 		producer.WithSendMsgTimeout(cfg.SendTimeout),
-	)
+	}
+	if !cfg.Credentials.IsEmpty() {
+		popts = append(popts, producer.WithCredentials(cfg.Credentials))
+	}
+	p, err := producer.NewDefaultProducer(popts...)
 	if err != nil {
 		_ = adm.Close()
 		return nil, fmt.Errorf("rocketmq producer: %w", err)
@@ -100,66 +121,105 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	return q, nil
 }
 
-// ensureTopic creates topic with the given number of queues when the name
-// server has no route for it. admin.CreateTopic ignores the broker's answer,
-// so success is judged by the route appearing, and the create is retried
-// until it does.
+// ensureTopic makes topic exist on every master broker of the cluster,
+// creating it where it is missing (a topic on one master of two has half
+// the capacity and dies with that broker). With NoCreateTopics it only
+// checks that the topic exists. admin.CreateTopic ignores the broker's
+// answer, so success is judged by the route listing the broker.
 func (q *Queue) ensureTopic(ctx context.Context, topic string, queues int) error {
-	err := q.route(ctx, topic)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, rmqerrors.ErrTopicNotExist) {
-		return fmt.Errorf("rocketmq topic %s route: %w", topic, err)
-	}
 	ctx, cancel := context.WithTimeout(ctx, topicWait)
 	defer cancel()
-	for {
+	have, err := q.routeBrokers(ctx, topic)
+	if err != nil {
+		return err
+	}
+	if q.cfg.NoCreateTopics {
+		if len(have) == 0 {
+			return fmt.Errorf("%w: %s (topic creation is off); create it with: mqadmin updateTopic -n '%s' -c %s -t %s -r %d -w %d",
+				ErrTopicMissing, topic, q.cfg.nameServerList(), q.cfg.Cluster, topic, queues, queues)
+		}
+		return nil
+	}
+	ci, err := brokerClusterInfo(ctx, q.cfg.NameServers)
+	if err != nil {
+		return fmt.Errorf("%w: %s: cluster info: %v", ErrNameServers, q.cfg.nameServerList(), err)
+	}
+	masters := ci.masters(q.cfg.Cluster)
+	if len(masters) == 0 {
+		return fmt.Errorf("%w: %q has no master broker registered with %s (clusters there: %v)",
+			ErrUnknownCluster, q.cfg.Cluster, q.cfg.nameServerList(), ci.clusters())
+	}
+	var missing []string
+	for name := range masters {
+		if !have[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	var createErrs []error
+	for _, name := range missing {
 		err := q.admin.CreateTopic(ctx,
 			admin.WithTopicCreate(topic),
-			admin.WithBrokerAddrCreate(q.cfg.BrokerAddr),
+			admin.WithBrokerAddrCreate(masters[name]),
 			admin.WithReadQueueNums(queues),
 			admin.WithWriteQueueNums(queues))
 		if err != nil {
-			return fmt.Errorf("rocketmq create topic %s on %s: %w", topic, q.cfg.BrokerAddr, err)
+			createErrs = append(createErrs, fmt.Errorf("broker %s (%s): %w", name, masters[name], err))
 		}
-		// The broker registers the new topic with the name server right away;
-		// a few polls cover the round trip.
-		for range 10 {
-			if err = q.route(ctx, topic); err == nil {
-				q.log.Info("rocketmq topic created", "topic", topic, "broker", q.cfg.BrokerAddr)
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("rocketmq topic %s: no route after create on %s: %w", topic, q.cfg.BrokerAddr, err)
-			case <-time.After(100 * time.Millisecond):
+	}
+	// The brokers register the new topic with the name servers right away;
+	// polling covers the round trip.
+	for {
+		if have, err = q.routeBrokers(ctx, topic); err != nil {
+			return err
+		}
+		var still []string
+		for _, name := range missing {
+			if !have[name] {
+				still = append(still, name)
 			}
 		}
+		if len(still) == 0 {
+			q.log.Info("rocketmq topic created", "topic", topic, "cluster", q.cfg.Cluster, "brokers", missing)
+			return nil
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+			continue
+		case <-ctx.Done():
+		}
+		if len(have) == 0 {
+			return fmt.Errorf("rocketmq create topic %s in cluster %s: no broker lists it: %w",
+				topic, q.cfg.Cluster, joinLine(append(createErrs, ctx.Err())...))
+		}
+		// A master that is down keeps its name-server entry for a while: the
+		// topic works on the others, and the next start creates it there.
+		q.log.Warn("rocketmq topic missing on some masters of the cluster", "topic", topic,
+			"cluster", q.cfg.Cluster, "brokers", still, "err", joinLine(createErrs...))
+		return nil
 	}
 }
 
-// route asks the name server for topic's route. The library call has its
-// own 6 s timeout and no ctx, so it runs aside and ctx only stops the wait;
-// the goroutine ends by that timeout at the latest.
-func (q *Queue) route(ctx context.Context, topic string) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// routeBrokers returns the names of the brokers that hold topic (none when
+// the topic does not exist).
+func (q *Queue) routeBrokers(ctx context.Context, topic string) (map[string]bool, error) {
+	r, err := topicRoute(ctx, q.cfg.NameServers, topic)
+	if errors.Is(err, errNoRoute) {
+		return map[string]bool{}, nil
 	}
-	done := make(chan error, 1)
-	go func() {
-		clusters, err := q.admin.FetchClusterList(topic)
-		if err == nil && len(clusters) == 0 {
-			err = errors.New("route lists no broker")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: route of topic %s: %v", ErrNameServers, q.cfg.nameServerList(), topic, err)
+	}
+	have := map[string]bool{}
+	for name, addrs := range r.Brokers {
+		if addrs[masterID] != "" {
+			have[name] = true
 		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	return have, nil
 }
 
 // Send schedules msg: after the broker's delay level when level > 0, after
@@ -201,13 +261,18 @@ func (q *Queue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay 
 	return nil
 }
 
-// Ping checks that the name server answers and still routes the topic.
+// Ping checks that a name server answers and still routes the topic to a
+// master.
 func (q *Queue) Ping(ctx context.Context) error {
 	if q.closed.Load() {
 		return ErrClosed
 	}
-	if err := q.route(ctx, q.cfg.Topic); err != nil {
-		return fmt.Errorf("rocketmq ping %s topic %s: %w", q.cfg.NameServer, q.cfg.Topic, err)
+	have, err := q.routeBrokers(ctx, q.cfg.Topic)
+	if err == nil && len(have) == 0 {
+		err = fmt.Errorf("topic %s has no master broker", q.cfg.Topic)
+	}
+	if err != nil {
+		return fmt.Errorf("rocketmq ping: %w", err)
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func (b *logBuffer) count(s string) int {
 // newTestQueue starts a queue on a fresh topic and group; Close runs at cleanup.
 func newTestQueue(t *testing.T, logs *logBuffer) *Queue {
 	t.Helper()
-	ns, err := ParseURL(testenv.RocketMQ(t))
+	cfg, err := ParseURL(testenv.RocketMQ(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,16 +104,9 @@ func newTestQueue(t *testing.T, logs *logBuffer) *Queue {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	q, err := New(ctx, Config{
-		NameServer:   ns,
-		Topic:        "SEATFLOW_T_" + id,
-		Group:        "seatflow-t-" + id,
-		InstanceName: "seatflow-t-" + id,
-		// Fresh topic: from the first offset, a message sent right after
-		// Consume cannot slip past the group's first rebalance.
-		FromFirstOffset: true,
-		Logger:          logger,
-	})
+	cfg.Topic, cfg.Group, cfg.InstanceName = "SEATFLOW_T_"+id, "seatflow-t-"+id, "seatflow-t-"+id
+	cfg.Logger = logger
+	q, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -63,7 +63,7 @@ func TestSend(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &fakeProducer{status: tt.status, err: tt.sendErr}
-			cfg, err := Config{NameServer: "127.0.0.1:9876", Topic: "T", SendTimeout: 2 * time.Second,
+			cfg, err := Config{NameServers: []string{"127.0.0.1:9876"}, Topic: "T", SendTimeout: 2 * time.Second,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}.withDefaults()
 			if err != nil {
 				t.Fatal(err)
