@@ -105,6 +105,7 @@ var catalog = map[string]entry{
 	"role.box_office": {"box office", "售票处"},
 	"role.ops":        {"ops", "运维"},
 	"role.admin":      {"admin", "管理员"},
+	"role.manager":    {"manager", "演出经理"},
 
 	"action.logout": {"Log out", "退出登录"},
 	"action.search": {"Search", "搜索"},
@@ -184,10 +185,11 @@ var catalog = map[string]entry{
 	"status.paid":      {"paid", "已支付"},
 	"status.cancelled": {"cancelled", "已取消"},
 
-	"reason.timeout":   {"timeout", "超时"},
-	"reason.customer":  {"customer", "顾客取消"},
-	"reason.staff":     {"staff", "员工强制取消"},
-	"reason.reconcile": {"reconcile", "对账"},
+	"reason.timeout":        {"timeout", "超时"},
+	"reason.customer":       {"customer", "顾客取消"},
+	"reason.staff":          {"staff", "员工强制取消"},
+	"reason.reconcile":      {"reconcile", "对账"},
+	"reason.show_cancelled": {"show cancelled", "演出取消"},
 
 	"cancel.title":             {"Force-cancel", "强制取消"},
 	"cancel.reason":            {"Reason", "原因"},
@@ -296,6 +298,7 @@ var catalog = map[string]entry{
 	"seat.available":    {"available", "可售"},
 	"seat.locked":       {"locked", "已锁定"},
 	"seat.sold":         {"sold", "已售出"},
+	"seat.blocked":      {"blocked", "已保留"},
 	"seat.live":         {"live", "实时"},
 	"seat.reconnecting": {"reconnecting…", "重新连接中…"},
 	"seat.stage":        {"Stage", "舞台"},
