@@ -11,6 +11,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/reconcile"
+	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 )
 
@@ -273,5 +274,80 @@ func TestCancelShow(t *testing.T) {
 		f.checkSeatsMatchDB(t)
 		f.checkBlocks(t)
 		f.invariants(t)
+	})
+}
+
+// TestPlanChangeVsFirstOrderRace changes a fresh show's plan while its
+// first order is placed, many times: either the change wins and the order
+// is priced from the new plan, or the order wins and the change is refused
+// with show_on_sale — never an order priced from a plan that is gone.
+func TestPlanChangeVsFirstOrderRace(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		rounds := 50
+		if testing.Short() {
+			rounds = 10
+		}
+		f := newFixture(t, st, core.Config{})
+		ctx := context.Background()
+		grid := func(price int64) core.PlanSpec {
+			return core.PlanSpec{Categories: []core.PriceCategory{{Code: "STD", Name: "Standard", PriceCents: price}},
+				Grid: &core.GridSpec{Rows: 2, SeatsPerRow: 2, Category: "STD"}}
+		}
+		wins := map[string]int{}
+		for i := range rounds {
+			show, err := f.eng.CreateShow(ctx, core.NewShow{Name: fmt.Sprintf("Race %d", i), StartsAt: time.Now().Add(time.Hour),
+				Currency: "EUR", Plan: grid(1000)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Embedded == nil {
+				t.Cleanup(func() {
+					st.Redis.Del(context.Background(), seats.KeySeats(show.ID), seats.KeyLimit(show.ID), seats.KeyBlocked(show.ID))
+				})
+			}
+			// The placing engine has the old plan cached, as a busy instance would.
+			if _, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"Z-1"}}); !errors.Is(err, core.ErrInvalid) {
+				t.Fatalf("unknown seat: %v", err)
+			}
+			var (
+				wg       sync.WaitGroup
+				start    = make(chan struct{})
+				order    core.Order
+				placeErr error
+				planErr  error
+			)
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				<-start
+				order, placeErr = f.eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"A-1"}})
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				_, planErr = f.eng.UpdatePlan(ctx, show.ID, grid(2000))
+			}()
+			close(start)
+			wg.Wait()
+			if placeErr != nil {
+				t.Fatalf("round %d: place: %v", i, placeErr)
+			}
+			switch {
+			case planErr == nil && order.AmountCents == 2000:
+				wins["plan"]++
+			case errors.Is(planErr, core.ErrShowOnSale) && order.AmountCents == 1000:
+				wins["order"]++
+			default:
+				t.Fatalf("round %d: plan change %v, order priced %d", i, planErr, order.AmountCents)
+			}
+			plan, err := st.DB.Seats(ctx, show.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan[0].PriceCents != order.AmountCents {
+				t.Fatalf("round %d: order priced %d, plan says %d", i, order.AmountCents, plan[0].PriceCents)
+			}
+		}
+		t.Logf("%s: %d rounds, winners %v", st.Name, rounds, wins)
 	})
 }
