@@ -135,6 +135,9 @@ const (
 	AuditStaffAdd           = "staff_add"
 	AuditStaffDisable       = "staff_disable"
 	AuditStaffEnable        = "staff_enable"
+	AuditShowCreate         = "show_create"
+	AuditSeatsBlock         = "seats_block"
+	AuditSeatsUnblock       = "seats_unblock"
 )
 
 // Staff errors.
