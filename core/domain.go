@@ -32,6 +32,7 @@ const (
 	SeatAvailable SeatState = 0
 	SeatLocked    SeatState = 1
 	SeatSold      SeatState = 2
+	SeatBlocked   SeatState = 3 // not for public sale; see core/shows.go
 )
 
 func (s SeatState) String() string {
@@ -42,6 +43,8 @@ func (s SeatState) String() string {
 		return "locked"
 	case SeatSold:
 		return "sold"
+	case SeatBlocked:
+		return "blocked"
 	}
 	return "unknown"
 }
@@ -54,6 +57,13 @@ type Show struct {
 	StartsAt time.Time `db:"-" json:"starts_at"`
 	Rows     int       `db:"row_count" json:"rows"`
 	Cols     int       `db:"col_count" json:"cols"`
+	// Set up through the shows API (core/shows.go).
+	Currency    string     `json:"currency"`
+	SalesEnd    time.Time  `json:"sales_end"` // zero: until the show starts
+	Status      ShowStatus `json:"status"`
+	CancelledAt time.Time  `json:"cancelled_at"`
+	PlanVersion int64      `json:"plan_version"`
+	SeatCount   int        `json:"seat_count"`
 }
 
 // Seat is one seat of a show's plan.
@@ -63,6 +73,13 @@ type Seat struct {
 	Row        int    `json:"row"`
 	Col        int    `json:"col"`
 	PriceCents int64  `json:"price_cents"`
+	// The seat's place on the plan as its creator gave it (core/shows.go).
+	Section  string `json:"section"`
+	RowLabel string `json:"row_label"`
+	Number   int    `json:"number"`
+	Category string `json:"category"`
+	X        int    `json:"x"`
+	Y        int    `json:"y"`
 }
 
 // SeatHold is one seat's entry in the seat store. Available seats have no

@@ -91,6 +91,9 @@ type PlaceRequest struct {
 	UserID  int64
 	ShowID  int64
 	SeatIDs []string
+	// AllowBlocked lets the placement take blocked seats: box-office staff
+	// may sell them, the public API may not.
+	AllowBlocked bool
 }
 
 var seatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,15}$`)
@@ -127,7 +130,18 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	if err := e.validatePlace(r); err != nil {
 		return Order{}, err
 	}
-	showPlan, err := e.plans.plan(ctx, e.store, r.ShowID)
+	o, err := e.place(ctx, r)
+	if errors.Is(err, ErrPlanChanged) {
+		// Priced from a plan replaced since it was cached: once more with
+		// the new one.
+		e.plans.forget(r.ShowID)
+		o, err = e.place(ctx, r)
+	}
+	return o, err
+}
+
+func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
+	showPlan, planVersion, err := e.plans.plan(ctx, e.store, r.ShowID)
 	if err != nil {
 		return Order{}, err
 	}
@@ -160,11 +174,18 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	firstHop := e.cfg.Delay.Plan(e.cfg.HoldTTL)
 	o.TimeoutDueAt = now.Add(firstHop.Delay)
 
-	if err := e.seats.Lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, e.cfg.PurchaseLimit, now); err != nil {
+	lock := e.seats.Lock
+	if r.AllowBlocked {
+		lock = e.seats.LockBlocked
+	}
+	if err := lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, e.cfg.PurchaseLimit, now); err != nil {
 		e.countRejected(err)
 		return Order{}, err
 	}
 	err = e.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.CheckShowSale(ctx, o.ShowID, planVersion, now); err != nil {
+			return err
+		}
 		if err := tx.InsertOrder(ctx, o); err != nil {
 			return err
 		}
@@ -184,7 +205,8 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 			e.log.ErrorContext(ctx, "place: releasing seats after a failed transaction", "order_no", o.OrderNo, "err", rerr)
 		}
 		e.countRejected(err)
-		if errors.Is(err, ErrSeatUnavailable) {
+		if errors.Is(err, ErrSeatUnavailable) || errors.Is(err, ErrPlanChanged) ||
+			errors.Is(err, ErrShowCancelled) || errors.Is(err, ErrSalesEnded) {
 			return Order{}, err
 		}
 		return Order{}, fmt.Errorf("place: record order: %w", err)

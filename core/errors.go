@@ -26,6 +26,7 @@ type Error struct {
 	Code    string
 	Message string
 	Seats   []string // seats that could not be locked, for seat_unavailable
+	Field   string   // the request field at fault, e.g. "seats[3].category"
 	Err     error
 }
 

@@ -19,7 +19,7 @@ type Metrics struct {
 	RearmHops        *prometheus.CounterVec // level
 	Payments         *prometheus.CounterVec // result
 	Discrepancies    *prometheus.CounterVec // kind
-	SeatStoreFailure *prometheus.CounterVec // op: release|sell|compensate
+	SeatStoreFailure *prometheus.CounterVec // op: release|sell|compensate|unblock
 	CancelLateness   *prometheus.HistogramVec
 	HoldsExtended    prometheus.Counter
 }

@@ -20,6 +20,7 @@ type Store interface {
 	// InTx runs fn in one transaction: committed if fn returns nil, rolled
 	// back otherwise. Steps that must run after commit run after InTx returns.
 	InTx(ctx context.Context, fn func(Tx) error) error
+	ShowStore // setting shows up: core/shows.go
 
 	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
 	Shows(ctx context.Context) ([]Show, error)
@@ -39,6 +40,12 @@ type Store interface {
 
 // Tx is the set of writes the engine makes inside one transaction.
 type Tx interface {
+	// CheckShowSale reads the show row with a shared lock until the
+	// transaction ends, so a plan change or a show cancel (which lock it
+	// exclusively) runs wholly before or after this order: ErrShowCancelled,
+	// ErrSalesEnded at or after sales_end, ErrPlanChanged when the plan is
+	// no longer at planVersion.
+	CheckShowSale(ctx context.Context, showID, planVersion int64, now time.Time) error
 	InsertOrder(ctx context.Context, o Order) error
 	// InsertOrderSeats fails with ErrSeatUnavailable when UNIQUE(show_id, seat_id)
 	// rejects a row: the DB, not Redis, is the final word on who owns a seat.
@@ -78,6 +85,20 @@ type SeatStore interface {
 	// SeatsUnavailable(seats) or ErrPurchaseLimit (user's locked+sold seats in
 	// the show would exceed limit).
 	Lock(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error
+	// LockBlocked is Lock for box-office sales and for locking again what
+	// the DB already gave: a blocked seat counts as available. The block
+	// stays, so the seat is blocked again once the order lets it go.
+	LockBlocked(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error
+	// Block marks the seats blocked, or none of them: SeatsUnavailable
+	// naming the seats that are locked or sold. It returns the seats that
+	// were not blocked before.
+	Block(ctx context.Context, showID int64, seatIDs []string, reason string) ([]string, error)
+	// Unblock removes blocks; seats not blocked are left alone.
+	Unblock(ctx context.Context, showID int64, seatIDs []string) error
+	// Blocks returns the show's blocked seats: seat id → reason.
+	Blocks(ctx context.Context, showID int64) (map[string]string, error)
+	// ReplaceBlocks makes the show's blocks exactly blocks (rebuild).
+	ReplaceBlocks(ctx context.Context, showID int64, blocks []SeatBlock) error
 	// Release frees the seats still locked by orderNo and gives the user's
 	// limit back for them; seats in other states or held by others are left
 	// alone, so releasing twice is harmless. Returns how many were freed.

@@ -10,39 +10,56 @@ import (
 // costs one reload per show on sale.
 const maxCachedPlans = 256
 
-// seatPlans caches each show's seat plan. A plan never changes once the
-// show exists, and reading it for every order cost a placement two of its
-// database round trips.
+// seatPlans caches each show's seat plan: reading it for every order cost a
+// placement two of its database round trips. A plan changes only before
+// the show's first order (UpdatePlan); the version cached with it lets
+// Place's transaction notice a plan changed by another instance.
 type seatPlans struct {
 	mu    sync.RWMutex
-	plans map[int64]map[string]Seat
+	plans map[int64]cachedPlan
 }
 
-// plan returns the show's seats by id; ErrShowNotFound for an unknown show
-// (misses are not cached: the show may be created a moment later).
-func (c *seatPlans) plan(ctx context.Context, store Store, showID int64) (map[string]Seat, error) {
+type cachedPlan struct {
+	version int64
+	seats   map[string]Seat
+}
+
+// plan returns the show's seats by id and the plan's version;
+// ErrShowNotFound for an unknown show (misses are not cached: the show may
+// be created a moment later). The show is read before its seats, so a plan
+// changed between the two reads carries the older version and fails
+// Place's check rather than passing it.
+func (c *seatPlans) plan(ctx context.Context, store Store, showID int64) (map[string]Seat, int64, error) {
 	c.mu.RLock()
 	p, ok := c.plans[showID]
 	c.mu.RUnlock()
 	if ok {
-		return p, nil
+		return p.seats, p.version, nil
 	}
-	if _, err := store.Show(ctx, showID); err != nil {
-		return nil, err
+	show, err := store.Show(ctx, showID)
+	if err != nil {
+		return nil, 0, err
 	}
 	seats, err := store.Seats(ctx, showID)
 	if err != nil {
-		return nil, fmt.Errorf("seat plan of show %d: %w", showID, err)
+		return nil, 0, fmt.Errorf("seat plan of show %d: %w", showID, err)
 	}
-	p = make(map[string]Seat, len(seats))
+	p = cachedPlan{version: show.PlanVersion, seats: make(map[string]Seat, len(seats))}
 	for _, s := range seats {
-		p[s.SeatID] = s
+		p.seats[s.SeatID] = s
 	}
 	c.mu.Lock()
 	if c.plans == nil || len(c.plans) >= maxCachedPlans {
-		c.plans = make(map[int64]map[string]Seat)
+		c.plans = make(map[int64]cachedPlan)
 	}
 	c.plans[showID] = p
 	c.mu.Unlock()
-	return p, nil
+	return p.seats, p.version, nil
+}
+
+// forget drops a show's cached plan.
+func (c *seatPlans) forget(showID int64) {
+	c.mu.Lock()
+	delete(c.plans, showID)
+	c.mu.Unlock()
 }

@@ -7,17 +7,19 @@ import (
 )
 
 // Role is a console staff member's role. Each role can do everything the
-// one before it can: box_office < ops < admin.
+// one before it can: box_office < ops < admin; manager is box_office plus
+// setting up shows (which admin may do too), without ops' or staff powers.
 type Role string
 
 const (
 	RoleBoxOffice Role = "box_office"
 	RoleOps       Role = "ops"
 	RoleAdmin     Role = "admin"
+	RoleManager   Role = "manager"
 )
 
 // AllRoles lists every role, least privileged first.
-func AllRoles() []Role { return []Role{RoleBoxOffice, RoleOps, RoleAdmin} }
+func AllRoles() []Role { return []Role{RoleBoxOffice, RoleManager, RoleOps, RoleAdmin} }
 
 // Console actions a role may be allowed; the console checks one of them on
 // every route.
@@ -29,15 +31,18 @@ const (
 	ActReconcile     = "reconcile"     // see reconcile runs, start one
 	ActAudit         = "audit"         // read the audit log
 	ActStaff         = "staff"         // manage staff accounts
+	ActShows         = "shows"         // create shows, change plans, block seats, cancel shows
 )
 
 // Can is the permission table. Unknown roles and actions may do nothing.
 func (r Role) Can(action string) bool {
 	switch action {
 	case ActView, ActForceCancel, ActExtendHold:
-		return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin
+		return r.Valid()
 	case ActDiscrepancies, ActReconcile, ActAudit:
 		return r == RoleOps || r == RoleAdmin
+	case ActShows:
+		return r == RoleManager || r == RoleAdmin
 	case ActStaff:
 		return r == RoleAdmin
 	}
@@ -45,7 +50,9 @@ func (r Role) Can(action string) bool {
 }
 
 // Valid reports whether r is a known role.
-func (r Role) Valid() bool { return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin }
+func (r Role) Valid() bool {
+	return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin || r == RoleManager
+}
 
 // ParseRole checks a role name from a form or the command line.
 func ParseRole(s string) (Role, error) {
@@ -53,7 +60,7 @@ func ParseRole(s string) (Role, error) {
 		return r, nil
 	}
 	return "", &Error{Kind: KindInvalid, Code: ErrBadRole.Code,
-		Message: fmt.Sprintf("role %q is not one of box_office, ops, admin", s)}
+		Message: fmt.Sprintf("role %q is not one of box_office, manager, ops, admin", s)}
 }
 
 // Staff is a console account. The password hash never leaves the store
@@ -128,6 +135,9 @@ const (
 	AuditStaffAdd           = "staff_add"
 	AuditStaffDisable       = "staff_disable"
 	AuditStaffEnable        = "staff_enable"
+	AuditShowCreate         = "show_create"
+	AuditSeatsBlock         = "seats_block"
+	AuditSeatsUnblock       = "seats_unblock"
 )
 
 // Staff errors.

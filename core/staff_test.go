@@ -6,9 +6,10 @@ import (
 )
 
 func TestRoleCan(t *testing.T) {
-	actions := []string{ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActStaff}
+	actions := []string{ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActStaff, ActShows}
 	allowed := map[Role][]string{
 		RoleBoxOffice: {ActView, ActForceCancel, ActExtendHold},
+		RoleManager:   {ActView, ActForceCancel, ActExtendHold, ActShows},
 		RoleOps:       {ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit},
 		RoleAdmin:     actions,
 		Role("root"):  nil,

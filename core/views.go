@@ -42,27 +42,42 @@ func (e *Engine) SeatMap(ctx context.Context, showID int64) ([]SeatView, error) 
 	if err != nil {
 		return nil, fmt.Errorf("seat map %d: seat state: %w", showID, err)
 	}
+	blocked, err := e.seats.Blocks(ctx, showID)
+	if err != nil {
+		return nil, fmt.Errorf("seat map %d: blocks: %w", showID, err)
+	}
 	byID := make(map[string]SeatHold, len(holds))
 	for _, h := range holds {
 		byID[h.SeatID] = h
 	}
 	out := make([]SeatView, len(plan))
 	for i, s := range plan {
-		h := byID[s.SeatID]
+		h, held := byID[s.SeatID]
 		out[i] = SeatView{Seat: s, State: h.State, OrderNo: h.OrderNo}
+		if _, b := blocked[s.SeatID]; b && !held {
+			out[i].State = SeatBlocked // a held blocked seat (sold at the counter) shows its holder
+		}
 	}
 	return out, nil
 }
 
 // RebuildSeats makes the seat store's view of a show exactly what the DB
-// says (a seat is taken iff an order_seat row exists), for a flushed or
-// failed-over Redis and for the embedded store at start.
+// says (a seat is taken iff an order_seat row exists, blocked iff a
+// seat_block row does), for a flushed or failed-over Redis and for the
+// embedded store at start.
 func (e *Engine) RebuildSeats(ctx context.Context, showID int64) error {
 	taken, err := e.store.TakenSeats(ctx, showID)
 	if err != nil {
 		return fmt.Errorf("rebuild seats %d: %w", showID, err)
 	}
+	blocks, err := e.store.Blocks(ctx, showID)
+	if err != nil {
+		return fmt.Errorf("rebuild seats %d: %w", showID, err)
+	}
 	if err := e.seats.Replace(ctx, showID, taken); err != nil {
+		return fmt.Errorf("rebuild seats %d: %w", showID, err)
+	}
+	if err := e.seats.ReplaceBlocks(ctx, showID, blocks); err != nil {
 		return fmt.Errorf("rebuild seats %d: %w", showID, err)
 	}
 	return nil

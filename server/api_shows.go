@@ -2,12 +2,9 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"seatflow/core"
 )
 
 type showJSON struct {
@@ -17,6 +14,13 @@ type showJSON struct {
 	StartsAt string `json:"starts_at"`
 	Rows     int    `json:"rows"`
 	Cols     int    `json:"cols"`
+	// Set up through POST /shows (api_shows_admin.go).
+	SalesEnd     string     `json:"sales_end,omitempty"`
+	Currency     string     `json:"currency"`
+	Status       string     `json:"status"` // on_sale | cancelled
+	SeatCount    int        `json:"seat_count"`
+	Counts       countsJSON `json:"counts"`
+	RevenueCents int64      `json:"revenue_cents"`
 }
 
 type seatJSON struct {
@@ -24,28 +28,33 @@ type seatJSON struct {
 	Row        int    `json:"row"`
 	Col        int    `json:"col"`
 	PriceCents int64  `json:"price_cents"`
-	State      string `json:"state"` // available | locked | sold
+	State      string `json:"state"` // available | locked | sold | blocked
+	Section    string `json:"section"`
+	RowLabel   string `json:"row_label"`
+	Number     int    `json:"number"`
+	Category   string `json:"category"`
+	X          int    `json:"x"`
+	Y          int    `json:"y"`
 }
 
-// handleShows lists every show.
+// handleShows lists every show with its seat counts.
 func (s *Server) handleShows(c echo.Context) error {
-	shows, err := s.engine.Shows(c.Request().Context())
+	shows, err := s.engine.ShowSummaries(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	out := make([]showJSON, len(shows))
 	for i, sh := range shows {
-		out[i] = showJSON{ID: sh.ID, Name: sh.Name, Venue: sh.Venue, StartsAt: rfc3339(sh.StartsAt),
-			Rows: sh.Rows, Cols: sh.Cols}
+		out[i] = newShowJSON(sh)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"shows": out})
 }
 
 // handleSeats returns a show's seat plan with each seat's live state.
 func (s *Server) handleSeats(c echo.Context) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return core.Invalidf("show id in the path must be a positive integer")
+	id, err := showID(c)
+	if err != nil {
+		return err
 	}
 	seats, err := s.engine.SeatMap(c.Request().Context(), id)
 	if err != nil {
@@ -54,7 +63,8 @@ func (s *Server) handleSeats(c echo.Context) error {
 	out := make([]seatJSON, len(seats))
 	for i, st := range seats {
 		out[i] = seatJSON{SeatID: st.SeatID, Row: st.Row, Col: st.Col, PriceCents: st.PriceCents,
-			State: st.State.String()}
+			State: st.State.String(), Section: st.Section, RowLabel: st.RowLabel, Number: st.Number,
+			Category: st.Category, X: st.X, Y: st.Y}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"seats": out})
 }

@@ -84,7 +84,8 @@ func TestShowsAndSeats(t *testing.T) {
 	if len(seats.Seats) != 12 {
 		t.Fatalf("%d seats, want 12", len(seats.Seats))
 	}
-	if got, want := seats.Seats[0], (seatJSON{SeatID: "A-1", Row: 1, Col: 1, PriceCents: 1500, State: "available"}); got != want {
+	if got, want := seats.Seats[0], (seatJSON{SeatID: "A-1", Row: 1, Col: 1, PriceCents: 1500, State: "available",
+		RowLabel: "A", Number: 1, X: 1, Y: 1}); got != want {
 		t.Errorf("first seat %+v, want %+v", got, want)
 	}
 

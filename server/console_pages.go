@@ -280,7 +280,7 @@ func (cn *console) endedOutcome(c echo.Context, orderNo string) (string, error) 
 }
 
 func (cn *console) shows(c echo.Context) error {
-	shows, err := cn.Engine.Shows(c.Request().Context())
+	shows, err := cn.Engine.ShowSummaries(c.Request().Context())
 	if err != nil {
 		return err
 	}

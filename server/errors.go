@@ -28,6 +28,7 @@ type errorDetail struct {
 	Code    string   `json:"code"`
 	Message string   `json:"message"`
 	Seats   []string `json:"seats,omitempty"` // seat_unavailable: the seats that were taken
+	Field   string   `json:"field,omitempty"` // the request field at fault, e.g. "seats[3].category"
 }
 
 // statusOf is the one place that turns an error into an HTTP status and body.
@@ -36,7 +37,7 @@ type errorDetail struct {
 func statusOf(err error) (int, errorDetail) {
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.Kind != core.KindInternal {
-		return kindStatus(ce.Kind), errorDetail{Code: ce.Code, Message: ce.Message, Seats: ce.Seats}
+		return kindStatus(ce.Kind), errorDetail{Code: ce.Code, Message: ce.Message, Seats: ce.Seats, Field: ce.Field}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

@@ -27,6 +27,13 @@ func (s *Server) routes() {
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
+	planMW := []echo.MiddlewareFunc{bearerAuth(s.cfg.APIToken), middleware.BodyLimit(planBodyLimit), deadline(s.cfg.RequestTimeout)}
+	api.POST("/shows", s.handleCreateShow, planMW...)
+	api.GET("/shows/:id", s.handleGetShow, mw...)
+	api.PUT("/shows/:id/plan", s.handleReplacePlan, planMW...)
+	api.POST("/shows/:id/blocks", s.handleBlocks, mw...)
+	api.DELETE("/shows/:id/blocks", s.handleBlocks, mw...)
+	api.POST("/shows/:id/cancel", s.handleCancelShow, mw...)
 	api.POST("/orders", s.handlePlaceOrder, mw...)
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)

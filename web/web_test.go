@@ -60,7 +60,7 @@ func TestCatalogComplete(t *testing.T) {
 	for _, s := range []core.OrderStatus{core.StatusPending, core.StatusPaid, core.StatusCancelled} {
 		want = append(want, "status."+s.String())
 	}
-	for _, s := range []core.SeatState{core.SeatAvailable, core.SeatLocked, core.SeatSold} {
+	for _, s := range []core.SeatState{core.SeatAvailable, core.SeatLocked, core.SeatSold, core.SeatBlocked} {
 		want = append(want, "seat."+s.String())
 	}
 	for _, k := range []string{core.EventPlaced, core.EventTimeoutScheduled, core.EventTimeoutSendFailed,
@@ -72,7 +72,7 @@ func TestCatalogComplete(t *testing.T) {
 	for _, o := range []string{core.OutcomeIgnored, core.OutcomeRearmed, core.OutcomeCancelled} {
 		want = append(want, "ev.outcome."+o)
 	}
-	for _, r := range []string{core.ReasonTimeout, core.ReasonCustomer, core.ReasonStaff, core.ReasonReconcile} {
+	for _, r := range []string{core.ReasonTimeout, core.ReasonCustomer, core.ReasonStaff, core.ReasonReconcile, core.ReasonShowCancelled} {
 		want = append(want, "reason."+r)
 	}
 	for _, a := range []string{core.AuditLogin, core.AuditLoginFailed, core.AuditLogout, core.AuditForceCancel,

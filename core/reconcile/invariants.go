@@ -24,6 +24,8 @@ const maxViolations = 50
 //     to its pending order or sold to its paid order exactly when an
 //     order_seat row says so, and each user's purchase counter equals the
 //     seats the DB gives them;
+//   - the seat store blocks exactly the seats seat_block blocks, for the
+//     same reason;
 //   - no seat is sold to two paid orders, and every seat of a paid order is
 //     in order_seat under that order;
 //   - no order is still pending with expire_at at or before now: pass the
@@ -126,7 +128,35 @@ func checkShow(ctx context.Context, db *store.DB, seatStore *seats.Store, showID
 			v.addf("show %d user %d: purchase counter %d, DB gives the user %d seats", showID, u, limits[u], perUser[u])
 		}
 	}
+	if err := checkBlocks(ctx, db, seatStore, showID, v); err != nil {
+		return err
+	}
 	return checkPaid(ctx, db, showID, rows, v)
+}
+
+// checkBlocks: the seat store's blocks equal the DB's.
+func checkBlocks(ctx context.Context, db *store.DB, seatStore *seats.Store, showID int64, v *violations) error {
+	inRedis, err := seatStore.Blocks(ctx, showID)
+	if err != nil {
+		return err
+	}
+	inDB, err := db.Blocks(ctx, showID)
+	if err != nil {
+		return err
+	}
+	for _, b := range inDB {
+		switch reason, ok := inRedis[b.SeatID]; {
+		case !ok:
+			v.addf("show %d seat %s: DB blocks it (%s), seat store does not", showID, b.SeatID, b.Reason)
+		case reason != b.Reason:
+			v.addf("show %d seat %s: DB blocks it for %s, seat store for %s", showID, b.SeatID, b.Reason, reason)
+		}
+		delete(inRedis, b.SeatID)
+	}
+	for _, seat := range slices.Sorted(maps.Keys(inRedis)) {
+		v.addf("show %d seat %s: seat store blocks it (%s), DB does not", showID, seat, inRedis[seat])
+	}
+	return nil
 }
 
 // checkPaid: no seat sold to two paid orders; every seat of a paid order is

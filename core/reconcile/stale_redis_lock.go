@@ -166,9 +166,10 @@ func (c StaleRedisLock) relock(ctx context.Context, env *Env, s snapshot, freed 
 			continue
 		}
 		if !dryRun {
-			// No purchase limit: the DB already gave the user these seats.
+			// No purchase limit and blocks do not count: the DB already gave
+			// the user these seats (a blocked one sold at the box office).
 			// The lock time is the order's, as a rebuild would write it.
-			err := env.Seats.Lock(ctx, s.showID, p.user, no, p.seats, 0, p.created)
+			err := env.Seats.LockBlocked(ctx, s.showID, p.user, no, p.seats, 0, p.created)
 			switch {
 			case errors.Is(err, core.ErrSeatUnavailable):
 				it.Detail += "; locked by another order meanwhile: left for the next run"

@@ -8,6 +8,9 @@
 //	sf:{show:<id>}:seats  hash seatID → "state|orderNo|userID|lockMs"
 //	                      (state 1 locked, 2 sold; available seats have no field)
 //	sf:{show:<id>}:limit  hash userID → seats the user holds locked or sold
+//	sf:{show:<id>}:blocked hash seatID → block reason; apart from the seats
+//	                      hash, so a blocked seat sold at the box office is
+//	                      blocked again when its order lets it go
 //
 // Nothing here relies on TTLs: stale locks are freed by reconcile, and the
 // whole view can be rebuilt from the DB with Replace.
@@ -39,6 +42,8 @@ var (
 	sellLua string
 	//go:embed release_before.lua
 	releaseBeforeLua string
+	//go:embed block.lua
+	blockLua string
 )
 
 var _ core.SeatStore = (*Store)(nil)
@@ -54,6 +59,7 @@ type Store struct {
 	release       *redis.Script
 	sell          *redis.Script
 	releaseBefore *redis.Script
+	block         *redis.Script
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
@@ -65,6 +71,7 @@ func New(client redis.UniversalClient) *Store {
 		release:       redis.NewScript(counterLua + releaseLua),
 		sell:          redis.NewScript(counterLua + sellLua),
 		releaseBefore: redis.NewScript(counterLua + releaseBeforeLua),
+		block:         redis.NewScript(blockLua),
 	}
 }
 
@@ -74,11 +81,23 @@ func KeySeats(showID int64) string { return fmt.Sprintf("sf:{show:%d}:seats", sh
 // KeyLimit is the hash of a show's per-user purchase counters.
 func KeyLimit(showID int64) string { return fmt.Sprintf("sf:{show:%d}:limit", showID) }
 
+// KeyBlocked is the hash of a show's blocked seats.
+func KeyBlocked(showID int64) string { return fmt.Sprintf("sf:{show:%d}:blocked", showID) }
+
 func keys(showID int64) []string { return []string{KeySeats(showID), KeyLimit(showID)} }
 
 // Lock implements core.SeatStore; limit <= 0 means no limit. A seat already
 // locked by the same order counts as unavailable: Lock is not idempotent.
 func (s *Store) Lock(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error {
+	return s.lockSeats(ctx, showID, userID, orderNo, seatIDs, limit, now, false)
+}
+
+// LockBlocked implements core.SeatStore: Lock that may take blocked seats.
+func (s *Store) LockBlocked(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error {
+	return s.lockSeats(ctx, showID, userID, orderNo, seatIDs, limit, now, true)
+}
+
+func (s *Store) lockSeats(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time, allowBlocked bool) error {
 	if err := checkOrderNo(orderNo); err != nil {
 		return err
 	}
@@ -93,12 +112,16 @@ func (s *Store) Lock(ctx context.Context, showID, userID int64, orderNo string, 
 		}
 		seen[id] = true
 	}
-	args := make([]any, 0, 4+len(seatIDs))
-	args = append(args, orderNo, strconv.FormatInt(userID, 10), limit, now.UnixMilli())
+	allow := "0"
+	if allowBlocked {
+		allow = "1"
+	}
+	args := make([]any, 0, 5+len(seatIDs))
+	args = append(args, orderNo, strconv.FormatInt(userID, 10), limit, now.UnixMilli(), allow)
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	res, err := s.lock.Run(ctx, s.rdb, keys(showID), args...).StringSlice()
+	res, err := s.lock.Run(ctx, s.rdb, []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID)}, args...).StringSlice()
 	if err != nil {
 		return wrap(fmt.Sprintf("lock seats of show %d for order %s", showID, orderNo), err)
 	}

@@ -136,7 +136,9 @@ func (s *Stack) NewShow(t testing.TB, rows, cols int) core.Show {
 		t.Fatal(err)
 	}
 	if s.Embedded == nil {
-		t.Cleanup(func() { s.Redis.Del(context.Background(), seats.KeySeats(show.ID), seats.KeyLimit(show.ID)) })
+		t.Cleanup(func() {
+			s.Redis.Del(context.Background(), seats.KeySeats(show.ID), seats.KeyLimit(show.ID), seats.KeyBlocked(show.ID))
+		})
 	}
 	return show
 }

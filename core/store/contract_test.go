@@ -88,7 +88,7 @@ func testCreateShowAndSeats(t *testing.T, db *DB) {
 	if err != nil || len(seats) != 36 {
 		t.Fatalf("Seats = %d, %v; want 36", len(seats), err)
 	}
-	want0 := core.Seat{ShowID: show.ID, SeatID: "A-1", Row: 1, Col: 1, PriceCents: 1500}
+	want0 := core.Seat{ShowID: show.ID, SeatID: "A-1", Row: 1, Col: 1, PriceCents: 1500, RowLabel: "A", Number: 1, X: 1, Y: 1}
 	if seats[0] != want0 || seats[11].SeatID != "A-12" || seats[12].SeatID != "B-1" {
 		t.Errorf("plan order: %+v … %+v %+v", seats[0], seats[11], seats[12])
 	}

@@ -35,6 +35,15 @@ func (d Dialect) forUpdate() string {
 	return ""
 }
 
+// forShare is the suffix that makes a SELECT take shared locks on the rows
+// it reads (and read the latest committed version); SQLite as forUpdate.
+func (d Dialect) forShare() string {
+	if d == MySQL {
+		return " LOCK IN SHARE MODE"
+	}
+	return ""
+}
+
 // gooseDialect is the goose name of the dialect.
 func (d Dialect) gooseDialect() goose.Dialect {
 	if d == MySQL {

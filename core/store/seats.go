@@ -22,10 +22,19 @@ type seatRow struct {
 	Row        int    `db:"row_no"`
 	Col        int    `db:"col_no"`
 	PriceCents int64  `db:"price_cents"`
+	Section    string `db:"section"`
+	RowLabel   string `db:"row_label"`
+	Number     int    `db:"seat_number"`
+	Category   string `db:"category"`
+	X          int    `db:"x"`
+	Y          int    `db:"y"`
 }
 
+const seatCols = `show_id, seat_id, row_no, col_no, price_cents, section, row_label, seat_number, category, x, y`
+
 func (r seatRow) seat() core.Seat {
-	return core.Seat{ShowID: r.ShowID, SeatID: r.SeatID, Row: r.Row, Col: r.Col, PriceCents: r.PriceCents}
+	return core.Seat{ShowID: r.ShowID, SeatID: r.SeatID, Row: r.Row, Col: r.Col, PriceCents: r.PriceCents,
+		Section: r.Section, RowLabel: r.RowLabel, Number: r.Number, Category: r.Category, X: r.X, Y: r.Y}
 }
 
 func seatRows(rs []seatRow) []core.Seat {
@@ -40,7 +49,7 @@ func seatRows(rs []seatRow) []core.Seat {
 func (db *DB) Seats(ctx context.Context, showID int64) ([]core.Seat, error) {
 	var rs []seatRow
 	err := db.r.SelectContext(ctx, &rs,
-		`SELECT show_id, seat_id, row_no, col_no, price_cents FROM seat WHERE show_id = ? ORDER BY row_no, col_no`, showID)
+		`SELECT `+seatCols+` FROM seat WHERE show_id = ? ORDER BY row_no, col_no`, showID)
 	if err != nil {
 		return nil, dbErr(err, "seats of show %d", showID)
 	}
@@ -169,21 +178,15 @@ func DemoSeats(rows, cols int, basePrice int64) []core.Seat {
 			price = basePrice * 5 / 4
 		}
 		for c := 1; c <= cols; c++ {
-			seats = append(seats, core.Seat{SeatID: RowName(r) + "-" + strconv.Itoa(c), Row: r, Col: c, PriceCents: price})
+			seats = append(seats, core.Seat{SeatID: RowName(r) + "-" + strconv.Itoa(c), Row: r, Col: c, PriceCents: price,
+				RowLabel: RowName(r), Number: c, X: c, Y: r})
 		}
 	}
 	return seats
 }
 
-// RowName is the letter name of 1-based row r: A..Z, AA, AB, … (bijective base 26).
-func RowName(r int) string {
-	var b []byte
-	for ; r > 0; r = (r - 1) / 26 {
-		b = append(b, byte('A'+(r-1)%26))
-	}
-	slices.Reverse(b)
-	return string(b)
-}
+// RowName is core.RowName, for the tests that name demo seats.
+func RowName(r int) string { return core.RowName(r) }
 
 // sortedSeatIDs returns a sorted copy of ids in seat order.
 func sortedSeatIDs(ids []string) []string {
