@@ -3,10 +3,10 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +16,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/delay/rocketmq"
+	"seatflow/core/seats"
 )
 
 // Embedded is the value of SEATFLOW_REDIS and SEATFLOW_MQ that selects the
@@ -30,12 +31,16 @@ const minSecretLen = 16
 type Config struct {
 	Addr  string // SEATFLOW_ADDR
 	DB    string // SEATFLOW_DB: sqlite://path or mysql://user:pass@tcp(host:port)/db
-	Redis string // SEATFLOW_REDIS: "embedded" or redis://...
+	Redis string // SEATFLOW_REDIS: "embedded" or one of seats.URLForms
 	MQ    string // SEATFLOW_MQ: "embedded" or rocketmq://host:port
 
 	// Pool sizes; 0 keeps the driver's default (store.Options, seats.DialOptions).
 	DBMaxOpen int // SEATFLOW_DB_MAX_OPEN
 	RedisPool int // SEATFLOW_REDIS_POOL
+
+	// RedisAllowEviction accepts a Redis whose maxmemory-policy can evict
+	// keys (SEATFLOW_REDIS_ALLOW_EVICTION); see seats.DialWith.
+	RedisAllowEviction bool
 
 	RocketMQTopic string // SEATFLOW_ROCKETMQ_TOPIC
 	RocketMQGroup string // SEATFLOW_ROCKETMQ_GROUP
@@ -136,6 +141,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	p.check("SEATFLOW_ROCKETMQ_GROUP", c.RocketMQGroup, validRocketMQName)
 	c.Engine.Delay = p.delayPolicy(c.IsEmbeddedMQ())
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
+	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION")
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if p.err != nil {
@@ -180,6 +186,19 @@ func (p *envParser) positiveInt(name string, def int) int {
 		return def
 	}
 	return n
+}
+
+// boolean is false when the variable is empty.
+func (p *envParser) boolean(name string) bool {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.fail(name, v, "want true or false")
+	}
+	return b
 }
 
 func (p *envParser) duration(name string, def time.Duration) (time.Duration, bool) {
@@ -280,9 +299,9 @@ func validRedis(v string) error {
 	if v == Embedded {
 		return nil
 	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-		return fmt.Errorf("want %q or redis://host:port/db", Embedded)
+	if _, err := seats.ParseURL(v); err != nil {
+		// ParseURL's cause never repeats the password.
+		return fmt.Errorf("want %q, %s: %v", Embedded, seats.URLForms, errors.Unwrap(err))
 	}
 	return nil
 }
