@@ -131,8 +131,10 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	// The embedded Redis serves this process only: changes stay in it.
 	var relay SeatRelay // a nil *RedisRelay in it would not be a nil SeatRelay
 	if cfg.Redis != Embedded {
-		db := 0 // a cluster has database 0 only
-		if c, ok := a.redis.(*redis.Client); ok { // a single node or Sentinel's master
+		// A single node or Sentinel's master is a *redis.Client; a cluster
+		// has database 0 only.
+		db := 0
+		if c, ok := a.redis.(*redis.Client); ok {
 			db = c.Options().DB
 		}
 		a.relay = NewRedisRelay(a.redis, SeatChannel(db), logger)
