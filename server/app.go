@@ -115,7 +115,10 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		}
 		redisURL = a.embedded.URL()
 	}
-	if a.redis, err = seats.DialWith(ctx, redisURL, seats.DialOptions{PoolSize: cfg.RedisPool}); err != nil {
+	// The in-process server never evicts (and has no CONFIG to ask).
+	allowEviction := cfg.RedisAllowEviction || cfg.Redis == Embedded
+	if a.redis, err = seats.DialWith(ctx, redisURL, seats.DialOptions{PoolSize: cfg.RedisPool,
+		AllowEviction: allowEviction, Logger: logger}); err != nil {
 		return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
 	}
 
@@ -128,6 +131,8 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	// The embedded Redis serves this process only: changes stay in it.
 	var relay SeatRelay // a nil *RedisRelay in it would not be a nil SeatRelay
 	if cfg.Redis != Embedded {
+		// A single node or Sentinel's master is a *redis.Client; a cluster
+		// has database 0 only.
 		db := 0
 		if c, ok := a.redis.(*redis.Client); ok {
 			db = c.Options().DB

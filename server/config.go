@@ -3,10 +3,10 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +16,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/delay/rocketmq"
+	"seatflow/core/seats"
 )
 
 // Embedded is the value of SEATFLOW_REDIS and SEATFLOW_MQ that selects the
@@ -30,12 +31,16 @@ const minSecretLen = 16
 type Config struct {
 	Addr  string // SEATFLOW_ADDR
 	DB    string // SEATFLOW_DB: sqlite://path or mysql://user:pass@tcp(host:port)/db
-	Redis string // SEATFLOW_REDIS: "embedded" or redis://...
+	Redis string // SEATFLOW_REDIS: "embedded" or one of seats.URLForms
 	MQ    string // SEATFLOW_MQ: "embedded" or rocketmq://[ak:sk@]ns1:9876[,ns2:9876...]
 
 	// Pool sizes; 0 keeps the driver's default (store.Options, seats.DialOptions).
 	DBMaxOpen int // SEATFLOW_DB_MAX_OPEN
 	RedisPool int // SEATFLOW_REDIS_POOL
+
+	// RedisAllowEviction accepts a Redis whose maxmemory-policy can evict
+	// keys (SEATFLOW_REDIS_ALLOW_EVICTION); see seats.DialWith.
+	RedisAllowEviction bool
 
 	RocketMQTopic   string // SEATFLOW_ROCKETMQ_TOPIC
 	RocketMQGroup   string // SEATFLOW_ROCKETMQ_GROUP
@@ -143,6 +148,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	p.check("SEATFLOW_ROCKETMQ_CLUSTER", c.RocketMQCluster, validRocketMQName)
 	c.Engine.Delay = p.delayPolicy(c.IsEmbeddedMQ())
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
+	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if p.err != nil {
@@ -300,9 +306,9 @@ func validRedis(v string) error {
 	if v == Embedded {
 		return nil
 	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-		return fmt.Errorf("want %q or redis://host:port/db", Embedded)
+	if _, err := seats.ParseURL(v); err != nil {
+		// ParseURL's cause never repeats the password.
+		return fmt.Errorf("want %q, %s: %v", Embedded, seats.URLForms, errors.Unwrap(err))
 	}
 	return nil
 }

@@ -22,8 +22,9 @@ type backend struct {
 	dial func(tb testing.TB) redis.UniversalClient
 }
 
-// backends lists the embedded server and the real Redis (skipped locally,
-// required in CI, see testenv).
+// backends lists the embedded server and the real Redis as a single node, a
+// Redis Cluster and a Sentinel group (skipped locally, required in CI, see
+// testenv).
 func backends() []backend {
 	return []backend{
 		{"embedded", func(tb testing.TB) redis.UniversalClient {
@@ -35,6 +36,8 @@ func backends() []backend {
 			return dial(tb, e.URL())
 		}},
 		{"real", func(tb testing.TB) redis.UniversalClient { return dial(tb, testenv.Redis(tb)) }},
+		{"cluster", func(tb testing.TB) redis.UniversalClient { return dial(tb, testenv.RedisCluster(tb)) }},
+		{"sentinel", func(tb testing.TB) redis.UniversalClient { return dial(tb, testenv.RedisSentinel(tb)) }},
 	}
 }
 

@@ -303,14 +303,30 @@ func checkOrderNo(orderNo string) error {
 	return nil
 }
 
+// unavailableReplies are the error replies of a Redis that is failing over
+// or starting (a cluster without a master for the slot, a replica not yet
+// promoted, a node loading its data): the command did not run, and it will
+// work again once the failover is over.
+var unavailableReplies = []string{"CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "LOADING", "READONLY", "NOREPLICAS", "MOVED", "ASK"}
+
 // wrap adds context to a Redis error. A reply from the server (a script or
-// type error) is a plain error; anything else (refused, timed out, closed)
-// means Redis is out of reach and is classified ErrStoreUnavailable.
+// type error) is a plain error, except the failover replies above; anything
+// else (refused, timed out, closed) means Redis is out of reach. Both of
+// those are classified ErrStoreUnavailable.
 func wrap(op string, err error) error {
 	var reply redis.Error
-	if errors.As(err, &reply) {
+	if errors.As(err, &reply) && !isUnavailableReply(reply.Error()) {
 		return fmt.Errorf("seats: %s: %w", op, err)
 	}
 	return &core.Error{Kind: core.KindUnavailable, Code: core.ErrStoreUnavailable.Code,
 		Message: "seats: " + op, Err: err}
+}
+
+func isUnavailableReply(msg string) bool {
+	for _, p := range unavailableReplies {
+		if msg == p || strings.HasPrefix(msg, p+" ") {
+			return true
+		}
+	}
+	return false
 }

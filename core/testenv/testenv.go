@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -22,6 +23,43 @@ const (
 	RedisVar    = "SEATFLOW_TEST_REDIS"    // redis://127.0.0.1:6379/0
 	RocketMQVar = "SEATFLOW_TEST_ROCKETMQ" // rocketmq://127.0.0.1:9876
 )
+
+// Variables naming the Redis topologies; `make test` sets them after
+// `scripts/redis-topology.sh up`. Tests take every address from them, so they
+// run on any topology that provides them.
+const (
+	RedisClusterVar  = "SEATFLOW_TEST_REDIS_CLUSTER"  // redis-cluster://host1:port1,host2:port2,...
+	RedisSentinelVar = "SEATFLOW_TEST_REDIS_SENTINEL" // redis-sentinel://host1:port1,.../master-name
+	// RedisFailoverVar=1 enables the tests that freeze a master of those
+	// topologies: they would fail the other packages' tests using the same
+	// topology, so `make test` runs them alone, after the suite.
+	RedisFailoverVar = "SEATFLOW_TEST_REDIS_FAILOVER"
+)
+
+// RedisCluster returns the Redis Cluster URL or skips/fails the test.
+func RedisCluster(t testing.TB) string {
+	return needFrom(t, RedisClusterVar, "scripts/redis-topology.sh up")
+}
+
+// RedisSentinel returns the Redis Sentinel URL or skips/fails the test.
+func RedisSentinel(t testing.TB) string {
+	return needFrom(t, RedisSentinelVar, "scripts/redis-topology.sh up")
+}
+
+// Binary returns the path of the program name, or skips/fails the test
+// when it is not installed (scripts/services.sh installs what tests run).
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not installed: CI must run this test (run scripts/services.sh up)", name)
+	}
+	t.Skipf("%s is not installed; run scripts/services.sh up to include this test", name)
+	return ""
+}
 
 // MySQL returns the MariaDB URL or skips/fails the test.
 func MySQL(t testing.TB) string { return need(t, MySQLVar) }
@@ -41,11 +79,17 @@ func RocketMQCluster() string { return os.Getenv(RocketMQClusterVar) }
 
 func need(t testing.TB, name string) string {
 	t.Helper()
+	return needFrom(t, name, "scripts/services.sh up")
+}
+
+// needFrom is need with the command that starts the service.
+func needFrom(t testing.TB, name, start string) string {
+	t.Helper()
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is not set: CI must run this test against the real service (run scripts/services.sh up)", name)
+		t.Fatalf("%s is not set: CI must run this test against the real service (run %s)", name, start)
 	}
 	t.Skipf("%s is not set; run `make test` (it starts the services) to include this test", name)
 	return ""
