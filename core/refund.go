@@ -62,11 +62,11 @@ const (
 
 // Refund errors.
 var (
-	ErrOrderNotPaid      = &Error{Kind: KindConflict, Code: "order_not_paid", Message: "only a paid order can be refunded"}
-	ErrAlreadyRefunded   = &Error{Kind: KindConflict, Code: "already_refunded", Message: "the order has already been refunded"}
-	ErrRefundNotFound    = &Error{Kind: KindNotFound, Code: "refund_not_found", Message: "refund request not found"}
-	ErrRefundDecided     = &Error{Kind: KindConflict, Code: "refund_decided", Message: "the refund request has already been decided"}
-	ErrRefundPending     = &Error{Kind: KindConflict, Code: "refund_pending", Message: "a refund request for this order is waiting for approval"}
+	ErrOrderNotPaid    = &Error{Kind: KindConflict, Code: "order_not_paid", Message: "only a paid order can be refunded"}
+	ErrAlreadyRefunded = &Error{Kind: KindConflict, Code: "already_refunded", Message: "the order has already been refunded"}
+	ErrRefundNotFound  = &Error{Kind: KindNotFound, Code: "refund_not_found", Message: "refund request not found"}
+	ErrRefundDecided   = &Error{Kind: KindConflict, Code: "refund_decided", Message: "the refund request has already been decided"}
+	ErrRefundPending   = &Error{Kind: KindConflict, Code: "refund_pending", Message: "a refund request for this order is waiting for approval"}
 )
 
 // RefundTx is the transaction a refund runs in: the engine's writes plus the
