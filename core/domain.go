@@ -11,6 +11,7 @@ const (
 	StatusPending   OrderStatus = 0
 	StatusPaid      OrderStatus = 1
 	StatusCancelled OrderStatus = 2
+	StatusRefunded  OrderStatus = 3 // paid, then refunded (core/refund.go)
 )
 
 func (s OrderStatus) String() string {
@@ -21,6 +22,8 @@ func (s OrderStatus) String() string {
 		return "paid"
 	case StatusCancelled:
 		return "cancelled"
+	case StatusRefunded:
+		return "refunded"
 	}
 	return "unknown"
 }
@@ -171,6 +174,7 @@ const (
 	DiscrepancyPaidAfterCancel = "paid_after_cancel"
 	DiscrepancySecondPayment   = "second_payment"
 	DiscrepancyAmountMismatch  = "amount_mismatch"
+	DiscrepancyPaidAfterRefund = "paid_after_refund"
 )
 
 // Discrepancy is a payment that lost the race or did not match its order.

@@ -450,7 +450,7 @@ func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Orde
 	} else {
 		e.recordLostAttempt(ctx, o, actor, ReasonCustomer, e.clock.Now())
 	}
-	if o.Status == StatusPaid {
+	if o.Status == StatusPaid || o.Status == StatusRefunded {
 		return o, ErrOrderNotPending
 	}
 	return o, nil
@@ -520,6 +520,8 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 			return tx.SetPaymentResult(ctx, p.TxnID, string(PaymentApplied))
 		case !mismatch && order.Status == StatusCancelled:
 			discKind = DiscrepancyPaidAfterCancel
+		case !mismatch && order.Status == StatusRefunded:
+			discKind = DiscrepancyPaidAfterRefund
 		case !mismatch:
 			discKind = DiscrepancySecondPayment
 		}

@@ -22,6 +22,7 @@ type Metrics struct {
 	SeatStoreFailure *prometheus.CounterVec // op: release|sell|compensate|unblock
 	CancelLateness   *prometheus.HistogramVec
 	HoldsExtended    prometheus.Counter
+	Refunds          *prometheus.CounterVec // outcome: refunded|requested|rejected
 }
 
 // Expiry paths: which path cancelled an expired order, the label of
@@ -84,10 +85,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"path"}),
 		HoldsExtended: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "seatflow_holds_extended_total", Help: "Pending holds whose expiry was pushed later."}),
+		Refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seatflow_refunds_total", Help: "Refunds of paid orders, by outcome (refunded, requested for approval, rejected)."}, []string{"outcome"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
-			m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended)
+			m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds)
 	}
 	return m
 }

@@ -105,6 +105,10 @@ type SeatStore interface {
 	Release(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) (int, error)
 	// MarkSold sets the seats sold to orderNo: the DB already says they are.
 	MarkSold(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) error
+	// ReleaseSold frees the seats still sold to orderNo (a refund) and gives
+	// the holder's limit back for them; seats in other states or held by
+	// others are left alone, so releasing twice is harmless. Returns how many.
+	ReleaseSold(ctx context.Context, showID int64, orderNo string, seatIDs []string) (int, error)
 	// Holds returns every non-available seat of the show.
 	Holds(ctx context.Context, showID int64) ([]SeatHold, error)
 	// Replace makes the show's seat state exactly holds (and the purchase

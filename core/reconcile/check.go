@@ -20,6 +20,7 @@ const (
 	CheckStaleRedisLock  = "stale_redis_lock"
 	CheckLimitDrift      = "limit_drift"
 	CheckOpenDiscrepancy = "open_discrepancy"
+	CheckRefundedSold    = "refunded_sold"
 )
 
 // Actor is who reconcile's repairs are recorded as.
@@ -27,13 +28,14 @@ const Actor = "reconcile"
 
 // Actions an Item reports: what the check did, or would do in a dry run.
 const (
-	ActionCancel   = "cancel"     // expired pending order → cancel-and-release
-	ActionMarkSold = "mark_sold"  // paid order's seats → sold in the seat store
-	ActionDelete   = "delete_row" // orphan order_seat row → deleted
-	ActionRelease  = "release"    // stale seat-store lock → freed
-	ActionRelock   = "relock"     // pending order's lost lock → locked again
-	ActionSetLimit = "set_limit"  // purchase counter → the DB's count
-	ActionReport   = "report"     // open discrepancy → listed for ops
+	ActionCancel      = "cancel"       // expired pending order → cancel-and-release
+	ActionMarkSold    = "mark_sold"    // paid order's seats → sold in the seat store
+	ActionDelete      = "delete_row"   // orphan order_seat row → deleted
+	ActionRelease     = "release"      // stale seat-store lock → freed
+	ActionRelock      = "relock"       // pending order's lost lock → locked again
+	ActionSetLimit    = "set_limit"    // purchase counter → the DB's count
+	ActionReport      = "report"       // open discrepancy → listed for ops
+	ActionReleaseSold = "release_sold" // refunded order's seats still sold → freed
 )
 
 // Check is one reconcile check: it finds one kind of anomaly and, unless

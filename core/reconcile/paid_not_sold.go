@@ -58,7 +58,25 @@ func (c PaidNotSold) Run(ctx context.Context, env *Env, dryRun bool) (Result, er
 				p.seen = append(p.seen, seat+" available")
 			}
 		}
-		for _, no := range slices.Sorted(maps.Keys(orders)) {
+		// A refund may have committed since the snapshot: MarkSold would
+		// sell its seats again, so each order is read again and only the
+		// ones still paid are repaired (refunded_sold frees a seat a refund
+		// landing after this read leaves sold).
+		nos := slices.Sorted(maps.Keys(orders))
+		stillPaid := make(map[string]bool, len(nos))
+		for chunk := range slices.Chunk(nos, env.PageSize) {
+			states, err := env.DB.OrderStates(ctx, chunk)
+			if err != nil {
+				return err
+			}
+			for no, o := range states {
+				stillPaid[no] = o.Status == core.StatusPaid
+			}
+		}
+		for _, no := range nos {
+			if !stillPaid[no] {
+				continue
+			}
 			p := orders[no]
 			slices.Sort(p.seats)
 			slices.Sort(p.seen)

@@ -44,6 +44,8 @@ var (
 	releaseBeforeLua string
 	//go:embed block.lua
 	blockLua string
+	//go:embed release_sold.lua
+	releaseSoldLua string
 )
 
 var _ core.SeatStore = (*Store)(nil)
@@ -60,6 +62,7 @@ type Store struct {
 	sell          *redis.Script
 	releaseBefore *redis.Script
 	block         *redis.Script
+	releaseSold   *redis.Script
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
@@ -72,6 +75,7 @@ func New(client redis.UniversalClient) *Store {
 		sell:          redis.NewScript(counterLua + sellLua),
 		releaseBefore: redis.NewScript(counterLua + releaseBeforeLua),
 		block:         redis.NewScript(blockLua),
+		releaseSold:   redis.NewScript(counterLua + releaseSoldLua),
 	}
 }
 
@@ -176,6 +180,27 @@ func (s *Store) MarkSold(ctx context.Context, showID, userID int64, orderNo stri
 		return wrap(fmt.Sprintf("mark seats of show %d sold to order %s", showID, orderNo), err)
 	}
 	return nil
+}
+
+// ReleaseSold implements core.SeatStore: the refund's after-commit step and
+// reconcile's repair of it run the same holder-guarded script.
+func (s *Store) ReleaseSold(ctx context.Context, showID int64, orderNo string, seatIDs []string) (int, error) {
+	if err := checkOrderNo(orderNo); err != nil {
+		return 0, err
+	}
+	if len(seatIDs) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 1+len(seatIDs))
+	args = append(args, orderNo)
+	for _, id := range seatIDs {
+		args = append(args, id)
+	}
+	n, err := s.releaseSold.Run(ctx, s.rdb, keys(showID), args...).Int()
+	if err != nil {
+		return 0, wrap(fmt.Sprintf("release seats of show %d sold to order %s", showID, orderNo), err)
+	}
+	return n, nil
 }
 
 // ReleaseIfLockedBefore frees one seat only if it is still locked by orderNo

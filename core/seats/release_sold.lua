@@ -1,0 +1,20 @@
+-- Frees the seats still sold to one order (it was refunded); locked seats
+-- and other holders are left alone, so a second release frees nothing and a
+-- seat sold again, or locked by a new order, since is never touched.
+-- KEYS[1] seats hash, KEYS[2] limit hash.
+-- ARGV[1] orderNo, ARGV[2..] seat ids.
+-- Returns the number of seats freed.
+local released = 0
+for i = 2, #ARGV do
+  local v = redis.call('HGET', KEYS[1], ARGV[i])
+  if v then
+    local state, order, user = parse(v)
+    if state == '2' and order == ARGV[1] then
+      redis.call('HDEL', KEYS[1], ARGV[i])
+      -- The counter given back is the stored holder's: the one sell.lua charged.
+      uncount(KEYS[2], user)
+      released = released + 1
+    end
+  end
+end
+return released
