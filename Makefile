@@ -8,6 +8,9 @@ BIN   := bin/seatflow
 export SEATFLOW_TEST_MYSQL    ?= mysql://seatflow:seatflow@tcp(127.0.0.1:3306)/seatflow
 export SEATFLOW_TEST_REDIS    ?= redis://127.0.0.1:6379/0
 export SEATFLOW_TEST_ROCKETMQ ?= rocketmq://127.0.0.1:9876
+# Redis as operators run it (scripts/redis-topology.sh): a 3+3 Redis Cluster and a Sentinel group.
+export SEATFLOW_TEST_REDIS_CLUSTER  ?= redis-cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:7005,127.0.0.1:7006
+export SEATFLOW_TEST_REDIS_SENTINEL ?= redis-sentinel://127.0.0.1:7201,127.0.0.1:7202,127.0.0.1:7203/mymaster
 # The browser tests leave a screenshot of every console page here.
 export SEATFLOW_SCREENSHOTS   ?= $(CURDIR)/testdata/screenshots
 
@@ -23,11 +26,17 @@ generate:
 	$(GO) tool templ generate
 
 # The whole suite, against the real services, with the race detector; then,
-# alone, the test that stops and restarts the shared RocketMQ broker (it
-# would break the other packages' RocketMQ tests if it ran beside them).
+# alone, the tests that break a shared service: the RocketMQ broker's stop and
+# restart, and the Redis Cluster and Sentinel failovers (they would break the
+# other packages' tests if they ran beside them); last, the engine contract
+# suite and the 15 s timeout chain once more with the seats on Redis Cluster
+# and on Sentinel.
 test: services check
 	$(GO) test -race -count=1 -timeout 40m ./...
 	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
+	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestFailover$$' ./core/seats
+	SEATFLOW_TEST_REDIS=$(SEATFLOW_TEST_REDIS_CLUSTER) $(GO) test -race -count=1 -timeout 10m -run '^(TestEngineContract|TestTimeoutChainEndToEnd)$$' ./core
+	SEATFLOW_TEST_REDIS=$(SEATFLOW_TEST_REDIS_SENTINEL) $(GO) test -race -count=1 -timeout 10m -run '^(TestEngineContract|TestTimeoutChainEndToEnd)$$' ./core
 
 # Only what runs without services (the real-stack tests skip).
 test-short:
@@ -47,8 +56,10 @@ check:
 # vuln.go.dev, which this network does not reach.
 services:
 	bash scripts/services.sh up
+	bash scripts/redis-topology.sh up
 
 services-down:
+	bash scripts/redis-topology.sh down
 	bash scripts/services.sh down
 
 clean:
