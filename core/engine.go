@@ -88,9 +88,10 @@ func (nopNotifier) SeatsChanged(int64, []string, SeatState, string) {}
 
 // PlaceRequest asks to hold seats for a user.
 type PlaceRequest struct {
-	UserID  int64
-	ShowID  int64
-	SeatIDs []string
+	UserID   int64
+	ShowID   int64
+	SeatIDs  []string
+	Customer Customer // optional; checked and normalized by Place
 }
 
 var seatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,15}$`)
@@ -127,6 +128,10 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	if err := e.validatePlace(r); err != nil {
 		return Order{}, err
 	}
+	customer, err := r.Customer.Normalize()
+	if err != nil {
+		return Order{}, err
+	}
 	showPlan, err := e.plans.plan(ctx, e.store, r.ShowID)
 	if err != nil {
 		return Order{}, err
@@ -146,6 +151,8 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	now := e.clock.Now()
 	o := Order{
 		OrderNo:    newOrderNo(now),
+		Code:       NewOrderCode(),
+		Customer:   customer,
 		ShowID:     r.ShowID,
 		UserID:     r.UserID,
 		Status:     StatusPending,
@@ -165,14 +172,14 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 		return Order{}, err
 	}
 	err = e.store.InTx(ctx, func(tx Tx) error {
-		if err := tx.InsertOrder(ctx, o); err != nil {
+		if err := insertWithCode(ctx, tx, &o, NewOrderCode); err != nil {
 			return err
 		}
 		if err := tx.InsertOrderSeats(ctx, o); err != nil {
 			return err
 		}
 		return tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventPlaced, Detail: map[string]any{
-			"user_id": o.UserID, "show_id": o.ShowID, "seat_ids": o.SeatIDs,
+			"user_id": o.UserID, "show_id": o.ShowID, "seat_ids": o.SeatIDs, "code": o.Code,
 			"amount_cents": o.AmountCents, "expire_at": o.ExpireAt.Format(time.RFC3339Nano),
 			"trace_id": TraceID(ctx),
 		}})

@@ -28,6 +28,7 @@ func (s *Server) routes() {
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
 	api.POST("/orders", s.handlePlaceOrder, mw...)
+	api.GET("/orders", s.handleSearchOrders, mw...)
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)
 	api.POST("/orders/:order_no/extend", s.handleExtendOrder, mw...)
