@@ -98,6 +98,7 @@ type SeatHold struct {
 // Order is an order_info row plus its seats.
 type Order struct {
 	OrderNo      string
+	Code         string // short code (codes.go), unique like OrderNo
 	ShowID       int64
 	UserID       int64
 	Status       OrderStatus
@@ -111,6 +112,7 @@ type Order struct {
 	PaidTxnID    string
 	TimeoutHop   int       // hop number of the latest timeout message sent
 	TimeoutDueAt time.Time // when that message is due
+	Customer     Customer  // zero when placed without one
 }
 
 // Event is one line of an order's timeline (order_event).

@@ -88,9 +88,10 @@ func (nopNotifier) SeatsChanged(int64, []string, SeatState, string) {}
 
 // PlaceRequest asks to hold seats for a user.
 type PlaceRequest struct {
-	UserID  int64
-	ShowID  int64
-	SeatIDs []string
+	UserID   int64
+	ShowID   int64
+	SeatIDs  []string
+	Customer Customer // optional; checked and normalized by Place
 	// AllowBlocked lets the placement take blocked seats: box-office staff
 	// may sell them, the public API may not.
 	AllowBlocked bool
@@ -130,6 +131,11 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	if err := e.validatePlace(r); err != nil {
 		return Order{}, err
 	}
+	customer, err := r.Customer.Normalize()
+	if err != nil {
+		return Order{}, err
+	}
+	r.Customer = customer
 	o, err := e.place(ctx, r)
 	if errors.Is(err, ErrPlanChanged) {
 		// Priced from a plan replaced since it was cached: once more with
@@ -140,6 +146,7 @@ func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	return o, err
 }
 
+// place is Place with r.Customer already normalized.
 func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	showPlan, planVersion, err := e.plans.plan(ctx, e.store, r.ShowID)
 	if err != nil {
@@ -160,6 +167,8 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	now := e.clock.Now()
 	o := Order{
 		OrderNo:    newOrderNo(now),
+		Code:       NewOrderCode(),
+		Customer:   r.Customer,
 		ShowID:     r.ShowID,
 		UserID:     r.UserID,
 		Status:     StatusPending,
@@ -186,14 +195,14 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 		if err := tx.CheckShowSale(ctx, o.ShowID, planVersion, now); err != nil {
 			return err
 		}
-		if err := tx.InsertOrder(ctx, o); err != nil {
+		if err := insertWithCode(ctx, tx, &o, NewOrderCode); err != nil {
 			return err
 		}
 		if err := tx.InsertOrderSeats(ctx, o); err != nil {
 			return err
 		}
 		return tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventPlaced, Detail: map[string]any{
-			"user_id": o.UserID, "show_id": o.ShowID, "seat_ids": o.SeatIDs,
+			"user_id": o.UserID, "show_id": o.ShowID, "seat_ids": o.SeatIDs, "code": o.Code,
 			"amount_cents": o.AmountCents, "expire_at": o.ExpireAt.Format(time.RFC3339Nano),
 			"trace_id": TraceID(ctx),
 		}})

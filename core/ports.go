@@ -24,10 +24,11 @@ type Store interface {
 
 	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
 	Shows(ctx context.Context) ([]Show, error)
-	Seats(ctx context.Context, showID int64) ([]Seat, error)     // the seat plan, ordered by row, col
-	Order(ctx context.Context, orderNo string) (Order, error)    // ErrOrderNotFound; with SeatIDs
-	Events(ctx context.Context, orderNo string) ([]Event, error) // oldest first
-	AddEvent(ctx context.Context, ev Event) error                // outside any transaction
+	Seats(ctx context.Context, showID int64) ([]Seat, error)        // the seat plan, ordered by row, col
+	Order(ctx context.Context, orderNo string) (Order, error)       // ErrOrderNotFound; with SeatIDs
+	OrderNoByCode(ctx context.Context, code string) (string, error) // a normalized code; ErrOrderNotFound
+	Events(ctx context.Context, orderNo string) ([]Event, error)    // oldest first
+	AddEvent(ctx context.Context, ev Event) error                   // outside any transaction
 	// ClaimTimeoutHop moves order_info.timeout_hop from→to (and records the
 	// new message's due time) only while the order is pending and still at
 	// from: a duplicate delivery of an old hop then cannot start a second chain.
@@ -46,6 +47,7 @@ type Tx interface {
 	// ErrSalesEnded at or after sales_end, ErrPlanChanged when the plan is
 	// no longer at planVersion.
 	CheckShowSale(ctx context.Context, showID, planVersion int64, now time.Time) error
+	// InsertOrder fails with ErrCodeTaken when another order has o.Code.
 	InsertOrder(ctx context.Context, o Order) error
 	// InsertOrderSeats fails with ErrSeatUnavailable when UNIQUE(show_id, seat_id)
 	// rejects a row: the DB, not Redis, is the final word on who owns a seat.

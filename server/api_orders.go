@@ -11,9 +11,10 @@ import (
 )
 
 type placeOrderRequest struct {
-	UserID  int64    `json:"user_id"`
-	ShowID  int64    `json:"show_id"`
-	SeatIDs []string `json:"seat_ids"`
+	UserID   int64          `json:"user_id"`
+	ShowID   int64          `json:"show_id"`
+	SeatIDs  []string       `json:"seat_ids"`
+	Customer *core.Customer `json:"customer"` // optional
 }
 
 type cancelOrderRequest struct {
@@ -37,17 +38,19 @@ const (
 const apiActor = "api"
 
 type orderJSON struct {
-	OrderNo      string   `json:"order_no"`
-	Status       string   `json:"status"`
-	ShowID       int64    `json:"show_id"`
-	UserID       int64    `json:"user_id"`
-	SeatIDs      []string `json:"seat_ids"`
-	AmountCents  int64    `json:"amount_cents"`
-	CreatedAt    string   `json:"created_at"`
-	ExpireTime   string   `json:"expire_time"`
-	ClosedAt     string   `json:"closed_at,omitempty"`
-	CancelReason string   `json:"cancel_reason,omitempty"`
-	PaidTxnID    string   `json:"paid_txn_id,omitempty"`
+	OrderNo      string         `json:"order_no"`
+	Code         string         `json:"code"`
+	Status       string         `json:"status"`
+	ShowID       int64          `json:"show_id"`
+	UserID       int64          `json:"user_id"`
+	SeatIDs      []string       `json:"seat_ids"`
+	AmountCents  int64          `json:"amount_cents"`
+	CreatedAt    string         `json:"created_at"`
+	ExpireTime   string         `json:"expire_time"`
+	ClosedAt     string         `json:"closed_at,omitempty"`
+	CancelReason string         `json:"cancel_reason,omitempty"`
+	PaidTxnID    string         `json:"paid_txn_id,omitempty"`
+	Customer     *core.Customer `json:"customer,omitempty"`
 }
 
 type orderDetailJSON struct {
@@ -62,7 +65,7 @@ type eventJSON struct {
 }
 
 func newOrderJSON(o core.Order) orderJSON {
-	j := orderJSON{OrderNo: o.OrderNo, Status: o.Status.String(), ShowID: o.ShowID, UserID: o.UserID,
+	j := orderJSON{OrderNo: o.OrderNo, Code: o.Code, Status: o.Status.String(), ShowID: o.ShowID, UserID: o.UserID,
 		SeatIDs: o.SeatIDs, AmountCents: o.AmountCents, CreatedAt: rfc3339(o.CreatedAt),
 		ExpireTime: rfc3339(o.ExpireAt), CancelReason: o.CancelReason, PaidTxnID: o.PaidTxnID}
 	if j.SeatIDs == nil {
@@ -70,6 +73,9 @@ func newOrderJSON(o core.Order) orderJSON {
 	}
 	if !o.ClosedAt.IsZero() {
 		j.ClosedAt = rfc3339(o.ClosedAt)
+	}
+	if o.Customer != (core.Customer{}) {
+		j.Customer = &o.Customer
 	}
 	return j
 }
@@ -90,8 +96,11 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	o, err := s.engine.Place(c.Request().Context(),
-		core.PlaceRequest{UserID: req.UserID, ShowID: req.ShowID, SeatIDs: req.SeatIDs})
+	r := core.PlaceRequest{UserID: req.UserID, ShowID: req.ShowID, SeatIDs: req.SeatIDs}
+	if req.Customer != nil {
+		r.Customer = *req.Customer
+	}
+	o, err := s.engine.Place(c.Request().Context(), r)
 	if err != nil {
 		return err
 	}
@@ -99,9 +108,18 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 	return c.JSON(http.StatusCreated, newOrderJSON(o))
 }
 
+// orderParam is the order the URL names, by order number or short code.
+func (s *Server) orderParam(c echo.Context) (string, error) {
+	return s.engine.OrderNo(c.Request().Context(), c.Param("order_no"))
+}
+
 // handleGetOrder returns an order with its whole timeline.
 func (s *Server) handleGetOrder(c echo.Context) error {
-	o, events, err := s.engine.Order(c.Request().Context(), c.Param("order_no"))
+	no, err := s.orderParam(c)
+	if err != nil {
+		return err
+	}
+	o, events, err := s.engine.Order(c.Request().Context(), no)
 	if err != nil {
 		return err
 	}
@@ -126,7 +144,11 @@ func (s *Server) handleCancelOrder(c echo.Context) error {
 	if req.UserID <= 0 {
 		return core.Invalidf("user_id must be a positive integer")
 	}
-	o, err := s.engine.Cancel(c.Request().Context(), c.Param("order_no"), req.UserID)
+	no, err := s.orderParam(c)
+	if err != nil {
+		return err
+	}
+	o, err := s.engine.Cancel(c.Request().Context(), no, req.UserID)
 	if err != nil {
 		return err
 	}
@@ -147,7 +169,11 @@ func (s *Server) handleExtendOrder(c echo.Context) error {
 	if utf8.RuneCountInString(req.Reason) > maxReasonLen {
 		return core.Invalidf("reason may have at most %d characters", maxReasonLen)
 	}
-	o, err := s.engine.Extend(c.Request().Context(), c.Param("order_no"), time.Duration(req.Minutes)*time.Minute,
+	no, err := s.orderParam(c)
+	if err != nil {
+		return err
+	}
+	o, err := s.engine.Extend(c.Request().Context(), no, time.Duration(req.Minutes)*time.Minute,
 		apiActor, req.Reason)
 	if err != nil {
 		return err

@@ -41,7 +41,12 @@ func (s *Server) handlePaymentCallback(c echo.Context) error {
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
-	p := core.Payment{OrderNo: req.OrderNo, TxnID: req.TxnID, AmountCents: req.AmountCents}
+	// The gateway may quote the short code the customer paid with.
+	no, err := s.engine.OrderNo(c.Request().Context(), req.OrderNo)
+	if err != nil {
+		return err
+	}
+	p := core.Payment{OrderNo: no, TxnID: req.TxnID, AmountCents: req.AmountCents}
 	if req.PaidAt != "" {
 		if p.PaidAt, err = time.Parse(time.RFC3339Nano, req.PaidAt); err != nil {
 			return core.Invalidf("paid_at must be an RFC 3339 time such as 2026-01-02T15:04:05Z")

@@ -151,7 +151,11 @@ func (cn *console) holds(c echo.Context) error {
 // orderData loads an order, its show and its timeline.
 func (cn *console) orderData(c echo.Context) (web.OrderData, error) {
 	ctx := c.Request().Context()
-	o, events, err := cn.Engine.Order(ctx, c.Param("no"))
+	no, err := cn.Engine.OrderNo(ctx, c.Param("no"))
+	if err != nil {
+		return web.OrderData{}, err
+	}
+	o, events, err := cn.Engine.Order(ctx, no)
 	if err != nil {
 		return web.OrderData{}, err
 	}

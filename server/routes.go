@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	api.DELETE("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.POST("/shows/:id/cancel", s.handleCancelShow, mw...)
 	api.POST("/orders", s.handlePlaceOrder, mw...)
+	api.GET("/orders", s.handleSearchOrders, mw...)
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)
 	api.POST("/orders/:order_no/extend", s.handleExtendOrder, mw...)

@@ -15,7 +15,8 @@ import (
 
 // orderCols is the column list every order read selects into orderRow.
 const orderCols = `order_no, show_id, user_id, status, amount_cents, seat_ids, created_at, expire_at,
- closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at`
+ closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,
+ code, customer_name, customer_email, customer_phone`
 
 type orderRow struct {
 	OrderNo      string `db:"order_no"`
@@ -32,6 +33,10 @@ type orderRow struct {
 	PaidTxnID    string `db:"paid_txn_id"`
 	TimeoutHop   int    `db:"timeout_hop"`
 	TimeoutDueAt int64  `db:"timeout_due_at"`
+	Code         string `db:"code"`
+	Name         string `db:"customer_name"`
+	Email        string `db:"customer_email"`
+	Phone        string `db:"customer_phone"`
 }
 
 func (r orderRow) order() core.Order {
@@ -49,6 +54,8 @@ func (r orderRow) order() core.Order {
 		PaidTxnID:    r.PaidTxnID,
 		TimeoutHop:   r.TimeoutHop,
 		TimeoutDueAt: fromMS(r.TimeoutDueAt),
+		Code:         r.Code,
+		Customer:     core.Customer{Name: r.Name, Email: r.Email, Phone: r.Phone},
 	}
 	if r.SeatIDs != "" {
 		o.SeatIDs = strings.Split(r.SeatIDs, ",")
@@ -90,21 +97,60 @@ func (t *tx) OrderForUpdate(ctx context.Context, orderNo string) (core.Order, er
 	return getOrder(ctx, t.x, orderNo, t.d.forUpdate())
 }
 
-// InsertOrder inserts the order_info row (not its seats: InsertOrderSeats).
-// Status, hop and close fields are written as given.
+// InsertOrder inserts the order_info row and the seats it was placed with
+// for the seat search (order_placed_seat), not its holds: InsertOrderSeats.
+// Status, hop and close fields are written as given. An order without a
+// code (test fixtures, bench seeding: the engine always draws one) gets a
+// random one.
 func (t *tx) InsertOrder(ctx context.Context, o core.Order) error {
+	if o.Code == "" {
+		o.Code = core.NewOrderCode()
+	}
 	ids := sortedSeatIDs(o.SeatIDs)
-	_, err := t.x.ExecContext(ctx, `INSERT INTO order_info
+	res, err := t.x.ExecContext(ctx, `INSERT INTO order_info
  (order_no, show_id, user_id, status, amount_cents, seat_count, seat_ids, created_at, expire_at,
-  closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,
+  code, customer_name, customer_email, customer_phone)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.OrderNo, o.ShowID, o.UserID, int(o.Status), o.AmountCents, len(ids), strings.Join(ids, ","),
 		ms(o.CreatedAt), ms(o.ExpireAt), ms(o.ClosedAt), o.CancelReason, o.CancelActor, o.PaidTxnID,
-		o.TimeoutHop, ms(o.TimeoutDueAt))
+		o.TimeoutHop, ms(o.TimeoutDueAt), o.Code, o.Customer.Name, o.Customer.Email, o.Customer.Phone)
+	if isDuplicateCode(err) {
+		return fmt.Errorf("insert order %s: code %s: %w", o.OrderNo, o.Code, core.ErrCodeTaken)
+	}
 	if err != nil {
 		return dbErr(err, "insert order %s", o.OrderNo)
 	}
+	if len(ids) == 0 {
+		return nil
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return dbErr(err, "insert order %s: id", o.OrderNo)
+	}
+	args := make([]any, 0, 3*len(ids))
+	for _, s := range ids {
+		args = append(args, s, ms(o.CreatedAt), id)
+	}
+	if _, err := t.x.ExecContext(ctx, `INSERT INTO order_placed_seat (seat_id, created_at, order_id) VALUES `+
+		placeholders(len(ids), 3), args...); err != nil {
+		return dbErr(err, "insert order %s: placed seats", o.OrderNo)
+	}
 	return nil
+}
+
+// OrderNoByCode finds the order number of a normalized short code.
+// Unique index uk_code.
+func (db *DB) OrderNoByCode(ctx context.Context, code string) (string, error) {
+	var no string
+	err := db.r.GetContext(ctx, &no, `SELECT order_no FROM order_info WHERE code = ?`, code)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("order code %s: %w", code, core.ErrOrderNotFound)
+	}
+	if err != nil {
+		return "", dbErr(err, "order code %s", code)
+	}
+	return no, nil
 }
 
 // TransitionPending is the one conditional update that ends a pending order;

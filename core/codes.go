@@ -1,0 +1,80 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+)
+
+// Short order codes: 8 characters of Crockford's base32 (40 random bits),
+// easy to read out at a counter. The alphabet has no I, L, O or U; on
+// input I and L read as 1, O as 0, and case does not matter.
+const (
+	CodeAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	CodeLen      = 8
+	// codeAttempts bounds the draws of one placement: with 2^40 codes a
+	// second draw is already rare, a sixth would mean a broken generator.
+	codeAttempts = 6
+)
+
+// ErrCodeTaken is what Tx.InsertOrder returns when another order has the
+// code already; Place then draws another.
+var ErrCodeTaken = &Error{Kind: KindConflict, Code: "order_code_taken", Message: "order code is taken"}
+
+// NewOrderCode draws a random code.
+func NewOrderCode() string {
+	var b [CodeLen]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = CodeAlphabet[b[i]&31]
+	}
+	return string(b[:])
+}
+
+// NormalizeCode upper-cases s, maps Crockford's confusables (I, L → 1;
+// O → 0) and drops dashes people write for readability; ok is false when
+// what is left is not base32 of at most CodeLen characters.
+func NormalizeCode(s string) (code string, ok bool) {
+	s = strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
+	if s == "" || len(s) > CodeLen {
+		return "", false
+	}
+	b := []byte(s)
+	for i, c := range b {
+		switch c {
+		case 'I', 'L':
+			b[i] = '1'
+		case 'O':
+			b[i] = '0'
+		}
+		if strings.IndexByte(CodeAlphabet, b[i]) < 0 {
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// insertWithCode inserts o, drawing a fresh code (from draw) while the
+// one it has is taken. The failed INSERT is undone by the database as a
+// statement, so the transaction goes on.
+func insertWithCode(ctx context.Context, tx Tx, o *Order, draw func() string) error {
+	for i := 1; ; i++ {
+		err := tx.InsertOrder(ctx, *o)
+		if !errors.Is(err, ErrCodeTaken) || i == codeAttempts {
+			return err
+		}
+		o.Code = draw()
+	}
+}
+
+// OrderNo resolves what a caller typed for an order: a short code (in any
+// case, with confusables) or the order number itself, returned as is when
+// it is not a code. An unknown code is ErrOrderNotFound.
+func (e *Engine) OrderNo(ctx context.Context, ref string) (string, error) {
+	code, ok := NormalizeCode(ref)
+	if !ok || len(code) != CodeLen {
+		return ref, nil
+	}
+	return e.store.OrderNoByCode(ctx, code)
+}

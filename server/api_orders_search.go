@@ -1,0 +1,48 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+)
+
+// orderPageJSON is one page of GET /api/v1/orders.
+type orderPageJSON struct {
+	Orders     []orderJSON `json:"orders"`
+	NextCursor string      `json:"next_cursor,omitempty"` // absent on the last page
+}
+
+// searchParams reads q, show_id, status (comma-separated), limit and cursor.
+func searchParams(c echo.Context, showParam string) (core.OrderSearch, error) {
+	var show int64
+	if v := c.QueryParam(showParam); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return core.OrderSearch{}, &core.Error{Kind: core.KindInvalid, Code: core.ErrSearchShow.Code,
+				Message: showParam + " must be a positive integer"}
+		}
+		show = n
+	}
+	return core.NewOrderSearch(c.QueryParam("q"), show, c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
+}
+
+// handleSearchOrders finds orders by code, order number, seat, user,
+// customer or payment, newest first, one keyset page at a time.
+func (s *Server) handleSearchOrders(c echo.Context) error {
+	q, err := searchParams(c, "show_id")
+	if err != nil {
+		return err
+	}
+	page, err := s.db.SearchOrders(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	out := orderPageJSON{Orders: make([]orderJSON, len(page.Orders)), NextCursor: page.Next}
+	for i, o := range page.Orders {
+		out.Orders[i] = newOrderJSON(o)
+	}
+	return c.JSON(http.StatusOK, out)
+}
