@@ -113,6 +113,10 @@ func testPlaceOrder(t *testing.T, db *DB) {
 	}
 	want := o
 	want.SeatIDs = []string{"A-2", "A-10", "B-1"}
+	if len(got.Code) != core.CodeLen {
+		t.Errorf("order without a code got code %q", got.Code)
+	}
+	want.Code = got.Code // drawn at random by InsertOrder
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Order =\n%+v\nwant\n%+v", got, want)
 	}

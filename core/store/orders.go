@@ -107,6 +107,9 @@ func (t *tx) InsertOrder(ctx context.Context, o core.Order) error {
 		o.Code = core.NewOrderCode()
 	}
 	ids := sortedSeatIDs(o.SeatIDs)
+	if err := checkDistinct(ids); err != nil {
+		return err
+	}
 	res, err := t.x.ExecContext(ctx, `INSERT INTO order_info
  (order_no, show_id, user_id, status, amount_cents, seat_count, seat_ids, created_at, expire_at,
   closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,

@@ -104,10 +104,8 @@ func (t *tx) InsertOrderSeats(ctx context.Context, o core.Order) error {
 		return core.Invalidf("order %s has no seats", o.OrderNo)
 	}
 	ids := sortedSeatIDs(o.SeatIDs)
-	for i := 1; i < len(ids); i++ {
-		if ids[i] == ids[i-1] {
-			return core.Invalidf("seat %s requested twice", ids[i])
-		}
+	if err := checkDistinct(ids); err != nil {
+		return err
 	}
 	for chunk := range slices.Chunk(ids, insertChunk) {
 		args := make([]any, 0, 5*len(chunk))
@@ -252,4 +250,14 @@ func (db *DB) DeleteOrphanSeat(ctx context.Context, s OrphanSeat) (bool, error) 
 		return false, dbErr(err, "delete orphan seat %d/%s of %s", s.ShowID, s.SeatID, s.OrderNo)
 	}
 	return oneRow(res, "delete orphan seat "+s.SeatID)
+}
+
+// checkDistinct refuses a seat listed twice in sorted ids.
+func checkDistinct(ids []string) error {
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return core.Invalidf("seat %s requested twice", ids[i])
+		}
+	}
+	return nil
 }
