@@ -44,8 +44,6 @@ var (
 	releaseBeforeLua string
 	//go:embed block.lua
 	blockLua string
-	//go:embed release_sold.lua
-	releaseSoldLua string
 )
 
 var _ core.SeatStore = (*Store)(nil)
@@ -62,7 +60,6 @@ type Store struct {
 	sell          *redis.Script
 	releaseBefore *redis.Script
 	block         *redis.Script
-	releaseSold   *redis.Script
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
@@ -75,7 +72,6 @@ func New(client redis.UniversalClient) *Store {
 		sell:          redis.NewScript(counterLua + sellLua),
 		releaseBefore: redis.NewScript(counterLua + releaseBeforeLua),
 		block:         redis.NewScript(blockLua),
-		releaseSold:   redis.NewScript(counterLua + releaseSoldLua),
 	}
 }
 
@@ -144,20 +140,32 @@ func (s *Store) lockSeats(ctx context.Context, showID, userID int64, orderNo str
 // Release implements core.SeatStore. The counter given back is the one Lock
 // charged, the stored holder's, so userID is not needed by the script.
 func (s *Store) Release(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) (int, error) {
+	return s.releaseHeld(ctx, showID, orderNo, stateLocked, seatIDs,
+		fmt.Sprintf("release seats of show %d for order %s (user %d)", showID, orderNo, userID))
+}
+
+// The state digits of a stored seat value, as the scripts write them.
+const (
+	stateLocked = "1"
+	stateSold   = "2"
+)
+
+// releaseHeld frees the seats orderNo holds in state (release.lua).
+func (s *Store) releaseHeld(ctx context.Context, showID int64, orderNo, state string, seatIDs []string, what string) (int, error) {
 	if err := checkOrderNo(orderNo); err != nil {
 		return 0, err
 	}
 	if len(seatIDs) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, 1+len(seatIDs))
-	args = append(args, orderNo)
+	args := make([]any, 0, 2+len(seatIDs))
+	args = append(args, orderNo, state)
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
 	n, err := s.release.Run(ctx, s.rdb, keys(showID), args...).Int()
 	if err != nil {
-		return 0, wrap(fmt.Sprintf("release seats of show %d for order %s (user %d)", showID, orderNo, userID), err)
+		return 0, wrap(what, err)
 	}
 	return n, nil
 }
@@ -185,22 +193,8 @@ func (s *Store) MarkSold(ctx context.Context, showID, userID int64, orderNo stri
 // ReleaseSold implements core.SeatStore: the refund's after-commit step and
 // reconcile's repair of it run the same holder-guarded script.
 func (s *Store) ReleaseSold(ctx context.Context, showID int64, orderNo string, seatIDs []string) (int, error) {
-	if err := checkOrderNo(orderNo); err != nil {
-		return 0, err
-	}
-	if len(seatIDs) == 0 {
-		return 0, nil
-	}
-	args := make([]any, 0, 1+len(seatIDs))
-	args = append(args, orderNo)
-	for _, id := range seatIDs {
-		args = append(args, id)
-	}
-	n, err := s.releaseSold.Run(ctx, s.rdb, keys(showID), args...).Int()
-	if err != nil {
-		return 0, wrap(fmt.Sprintf("release seats of show %d sold to order %s", showID, orderNo), err)
-	}
-	return n, nil
+	return s.releaseHeld(ctx, showID, orderNo, stateSold, seatIDs,
+		fmt.Sprintf("release seats of show %d sold to order %s", showID, orderNo))
 }
 
 // ReleaseIfLockedBefore frees one seat only if it is still locked by orderNo
