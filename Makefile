@@ -8,6 +8,9 @@ BIN   := bin/seatflow
 export SEATFLOW_TEST_MYSQL    ?= mysql://seatflow:seatflow@tcp(127.0.0.1:3306)/seatflow
 export SEATFLOW_TEST_REDIS    ?= redis://127.0.0.1:6379/0
 export SEATFLOW_TEST_ROCKETMQ ?= rocketmq://127.0.0.1:9876
+# The Redis Cluster and Sentinel group of scripts/redis-topology.sh.
+export SEATFLOW_TEST_REDIS_CLUSTER  ?= redis-cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003,127.0.0.1:7004,127.0.0.1:7005,127.0.0.1:7006
+export SEATFLOW_TEST_REDIS_SENTINEL ?= redis-sentinel://127.0.0.1:7201,127.0.0.1:7202,127.0.0.1:7203/mymaster
 # The browser tests leave a screenshot of every console page here.
 export SEATFLOW_SCREENSHOTS   ?= $(CURDIR)/testdata/screenshots
 
@@ -28,10 +31,12 @@ generate:
 test: services check
 	$(GO) test -race -count=1 -timeout 40m ./...
 	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
+	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestFailover$$' ./core/seats
 
 # Only what runs without services (the real-stack tests skip).
 test-short:
-	env -u SEATFLOW_TEST_MYSQL -u SEATFLOW_TEST_REDIS -u SEATFLOW_TEST_ROCKETMQ $(GO) test -count=1 ./...
+	env -u SEATFLOW_TEST_MYSQL -u SEATFLOW_TEST_REDIS -u SEATFLOW_TEST_ROCKETMQ \
+	  -u SEATFLOW_TEST_REDIS_CLUSTER -u SEATFLOW_TEST_REDIS_SENTINEL $(GO) test -count=1 ./...
 
 # gofmt, go vet, staticcheck, and templ output in sync with its sources.
 check:
@@ -47,8 +52,10 @@ check:
 # vuln.go.dev, which this network does not reach.
 services:
 	bash scripts/services.sh up
+	bash scripts/redis-topology.sh up
 
 services-down:
+	bash scripts/redis-topology.sh down
 	bash scripts/services.sh down
 
 clean:
