@@ -40,7 +40,8 @@ test: services check
 
 # Only what runs without services (the real-stack tests skip).
 test-short:
-	env -u SEATFLOW_TEST_MYSQL -u SEATFLOW_TEST_REDIS -u SEATFLOW_TEST_ROCKETMQ $(GO) test -count=1 ./...
+	env -u SEATFLOW_TEST_MYSQL -u SEATFLOW_TEST_REDIS -u SEATFLOW_TEST_ROCKETMQ \
+	  -u SEATFLOW_TEST_REDIS_CLUSTER -u SEATFLOW_TEST_REDIS_SENTINEL $(GO) test -count=1 ./...
 
 # gofmt, go vet, staticcheck, and templ output in sync with its sources.
 check:

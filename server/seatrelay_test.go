@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,14 +111,54 @@ func TestRedisRelay(t *testing.T) {
 		// Cleanups (relay Close) run before the deferred checks above.
 		t.Run("relay", func(t *testing.T) { testRelay(t, rdb) })
 	})
-	t.Run("real", func(t *testing.T) {
-		rdb, err := seats.Dial(t.Context(), testenv.Redis(t))
-		if err != nil {
-			t.Fatal(err)
+	for name, url := range map[string]func(testing.TB) string{
+		"real": testenv.Redis, "cluster": testenv.RedisCluster, "sentinel": testenv.RedisSentinel,
+	} {
+		t.Run(name, func(t *testing.T) {
+			rdb, err := seats.Dial(t.Context(), url(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdb.Close()
+			testRelay(t, rdb)
+		})
+	}
+}
+
+// On a cluster the subscription sits on the master of the channel's slot;
+// a PUBLISH on any node, master or replica, reaches it (the cluster bus
+// broadcasts it).
+func TestRedisRelayClusterAnyNode(t *testing.T) {
+	rdb, err := seats.Dial(t.Context(), testenv.RedisCluster(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	cluster := rdb.(*redis.ClusterClient)
+	channel := SeatChannel(0) + ":" + t.Name()
+	sub := startRelayInstance(t, rdb, channel).hub.Subscribe(41)
+	var mu sync.Mutex
+	var nodes []*redis.Client // masters and replicas
+	if err := cluster.ForEachShard(t.Context(), func(_ context.Context, c *redis.Client) error {
+		mu.Lock() // the callbacks run concurrently
+		defer mu.Unlock()
+		nodes = append(nodes, c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) < 2 {
+		t.Fatalf("%d cluster nodes, want several", len(nodes))
+	}
+	for _, node := range nodes {
+		addr := node.Options().Addr
+		if err := node.Publish(t.Context(), channel, `{"show_id":41,"seat_ids":["`+addr+`"],"state":1}`).Err(); err != nil {
+			t.Fatalf("publish on %s: %v", addr, err)
 		}
-		defer rdb.Close()
-		testRelay(t, rdb)
-	})
+		if got := next(t, sub); len(got.SeatIDs) != 1 || got.SeatIDs[0] != addr {
+			t.Errorf("published on %s, got %+v", addr, got)
+		}
+	}
 }
 
 func TestRedisRelayStartAndClose(t *testing.T) {
