@@ -11,7 +11,7 @@ export SEATFLOW_TEST_ROCKETMQ ?= rocketmq://127.0.0.1:9876
 # The browser tests leave a screenshot of every console page here.
 export SEATFLOW_SCREENSHOTS   ?= $(CURDIR)/testdata/screenshots
 
-.PHONY: run build test test-short check generate services services-down bench clean
+.PHONY: run build test test-short check generate services services-down cluster cluster-down bench clean
 
 run:
 	$(GO) run ./server/cmd/seatflow serve --demo
@@ -50,6 +50,14 @@ services:
 
 services-down:
 	bash scripts/services.sh down
+
+# Multi-host topology in network namespaces (root): see README "Multi-host test
+# topology". Tests read its variables: export $$(scripts/cluster.sh env).
+cluster:
+	bash scripts/cluster.sh up
+
+cluster-down:
+	bash scripts/cluster.sh down
 
 clean:
 	rm -rf bin

@@ -356,7 +356,8 @@ cmd_up() {
     for h in bk1 bk2; do wait_host "$h" "boot" bk_booted "$h"; done
     wait_host bk1 "both brokers in $RMQ_CLUSTER on both name servers" rocketmq_ready
     log "rocketmq: 2 brokers in $RMQ_CLUSTER in $(since "$t0")"
-    env_lines >"$CDIR/env"
+    # Quoted: the MySQL URL's parentheses would break `set -a; . .cluster/env`.
+    env_lines | sed "s/=\(.*\)/='\1'/" >"$CDIR/env"
     log "all ready in $(since "$t0"); env in $CDIR/env"
     env_lines
 }
