@@ -14,7 +14,7 @@ export SEATFLOW_TEST_REDIS_SENTINEL ?= redis-sentinel://127.0.0.1:7201,127.0.0.1
 # The browser tests leave a screenshot of every console page here.
 export SEATFLOW_SCREENSHOTS   ?= $(CURDIR)/testdata/screenshots
 
-.PHONY: run build test test-short check generate services services-down bench clean
+.PHONY: run build test test-multihost test-short check generate services services-down cluster cluster-down bench clean
 
 run:
 	$(GO) run ./server/cmd/seatflow serve --demo
@@ -32,11 +32,26 @@ generate:
 # suite and the 15 s timeout chain once more with the seats on Redis Cluster
 # and on Sentinel.
 test: services check
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/core/testenv$$')
 	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
 	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestFailover$$' ./core/seats
-	SEATFLOW_TEST_REDIS=$(SEATFLOW_TEST_REDIS_CLUSTER) $(GO) test -race -count=1 -timeout 10m -run '^(TestEngineContract|TestTimeoutChainEndToEnd)$$' ./core
-	SEATFLOW_TEST_REDIS=$(SEATFLOW_TEST_REDIS_SENTINEL) $(GO) test -race -count=1 -timeout 10m -run '^(TestEngineContract|TestTimeoutChainEndToEnd)$$' ./core
+	$(MAKE) --no-print-directory test-multihost
+
+# On the multi-host topology (no store on 127.0.0.1): the topology's own
+# test, RocketMQ topic creation and delivery on a two-master cluster, and the
+# engine contract suite with the 15 s timeout chain on Redis Cluster and on
+# Sentinel, with MariaDB and both brokers on hosts of their own.
+MULTIHOST_CORE = '^(TestEngineContract|TestTimeoutChainEndToEnd)$$'
+MULTIHOST_MQ   = '^(TestNewCreatesTopicsOnEveryMaster|TestNewStartErrors|TestExistingTopicWithCreationOff|TestDelivery)$$'
+test-multihost: cluster
+	set -a && . ./.cluster/env && set +a && \
+	export SEATFLOW_TEST_MYSQL="$$SEATFLOW_CLUSTER_MYSQL" SEATFLOW_TEST_ROCKETMQ="$$SEATFLOW_CLUSTER_ROCKETMQ" \
+	  SEATFLOW_TEST_ROCKETMQ_CLUSTER="$$SEATFLOW_CLUSTER_ROCKETMQ_CLUSTER" && \
+	$(GO) test -race -count=1 -timeout 5m ./core/testenv && \
+	$(GO) test -race -count=1 -timeout 5m -run $(MULTIHOST_MQ) ./core/delay/rocketmq && \
+	SEATFLOW_TEST_REDIS="$$SEATFLOW_CLUSTER_REDIS_CLUSTER" $(GO) test -race -count=1 -timeout 10m -run $(MULTIHOST_CORE) ./core && \
+	SEATFLOW_TEST_REDIS="$$SEATFLOW_CLUSTER_REDIS_SENTINEL" $(GO) test -race -count=1 -timeout 10m -run $(MULTIHOST_CORE) ./core
+	bash scripts/cluster.sh down
 
 # Only what runs without services (the real-stack tests skip).
 test-short:
@@ -62,6 +77,14 @@ services:
 services-down:
 	bash scripts/redis-topology.sh down
 	bash scripts/services.sh down
+
+# Multi-host topology in network namespaces (root): see README "Multi-host test
+# topology". Tests read its variables: export $$(scripts/cluster.sh env).
+cluster:
+	bash scripts/cluster.sh up
+
+cluster-down:
+	bash scripts/cluster.sh down
 
 clean:
 	rm -rf bin

@@ -49,7 +49,8 @@ PROBE_TOPIC=SEATFLOW_PROBE
 SUDO=""
 if [[ $EUID -ne 0 ]]; then SUDO=sudo; fi
 
-log() { printf '[services %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+# LOG_TAG: scripts/cluster.sh sources this file for its functions and logs as "cluster".
+log() { printf '[%s %(%H:%M:%S)T] %s\n' "${LOG_TAG:-services}" -1 "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 now() { date +%s.%N; }
 since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1fs", e - s }'; }
@@ -374,12 +375,15 @@ rmq_fetch() {
     fi
 }
 
-# rmq_java HOME LOGBACK: JVM command line for a server. user.home decides where the logback configs
+# rmq_java HOME LOGBACK [HEAP_FLAG...]: JVM command line for a server. user.home decides where the logback configs
 # shipped in the jars write (HOME/logs/rocketmqlogs/); naming the logback file explicitly keeps the
 # name server from picking up the broker's. rocketmq.home.dir must be set (exit -2 otherwise).
 rmq_java() {
     local home=$1 logback=$2
-    RMQ_CMD=(java -server -Xms256m -Xmx512m -XX:MaxDirectMemorySize=512m -XX:+UseG1GC
+    shift 2
+    local heap=("$@")
+    ((${#heap[@]} > 0)) || heap=(-Xms256m -Xmx512m -XX:MaxDirectMemorySize=512m)
+    RMQ_CMD=(java -server "${heap[@]}" -XX:+UseG1GC
         -XX:-OmitStackTraceInFastThrow -Djava.net.preferIPv4Stack=true
         -Duser.home="$home" -Drocketmq.home.dir="$home" -Drmq.logback.configurationFile="$logback"
         -cp "$RMQ_SHIM:$RMQ_LIB/*")
@@ -628,4 +632,5 @@ main() {
     esac
 }
 
-main "$@"
+# Sourced (scripts/cluster.sh reuses the functions above): define only.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

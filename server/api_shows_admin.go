@@ -14,6 +14,12 @@ import (
 // about 100 bytes each, with room to spare.
 const planBodyLimit = "8M"
 
+// planTimeout bounds a plan upload's work instead of SEATFLOW_REQUEST_TIMEOUT:
+// a 20,000-seat plan is one transaction of many batched inserts, an order
+// call is a few statements. It stays under the server's WriteTimeout (30 s),
+// so the answer still reaches the client.
+const planTimeout = 25 * time.Second
+
 // showActor is who a show cancelled through the API is recorded as.
 const showActor = "api"
 

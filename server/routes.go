@@ -27,7 +27,8 @@ func (s *Server) routes() {
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
-	planMW := []echo.MiddlewareFunc{bearerAuth(s.cfg.APIToken), middleware.BodyLimit(planBodyLimit), deadline(s.cfg.RequestTimeout)}
+	planMW := []echo.MiddlewareFunc{bearerAuth(s.cfg.APIToken), middleware.BodyLimit(planBodyLimit),
+		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)
 	api.PUT("/shows/:id/plan", s.handleReplacePlan, planMW...)

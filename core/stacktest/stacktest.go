@@ -82,6 +82,9 @@ func Real(t testing.TB) *Stack {
 	}
 	id := RandHex(6)
 	mq.Topic, mq.Group, mq.InstanceName = "SEATFLOW_T_"+id, "seatflow-t-"+id, "t-"+id
+	if c := testenv.RocketMQCluster(); c != "" {
+		mq.Cluster = c
+	}
 	q, err := rocketmq.New(ctx, mq)
 	if err != nil {
 		t.Fatalf("rocketmq: %v", err)

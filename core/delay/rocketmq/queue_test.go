@@ -14,7 +14,6 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"seatflow/core"
-	"seatflow/core/testenv"
 )
 
 // The tests below run against the real broker (scripts/services.sh up).
@@ -93,18 +92,13 @@ func (b *logBuffer) count(s string) int {
 // newTestQueue starts a queue on a fresh topic and group; Close runs at cleanup.
 func newTestQueue(t *testing.T, logs *logBuffer) *Queue {
 	t.Helper()
-	cfg, err := ParseURL(testenv.RocketMQ(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := rand.Text()[:10]
+	cfg := testConfig(t)
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if logs != nil {
 		logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cfg.Topic, cfg.Group, cfg.InstanceName = "SEATFLOW_T_"+id, "seatflow-t-"+id, "seatflow-t-"+id
 	cfg.Logger = logger
 	q, err := New(ctx, cfg)
 	if err != nil {
