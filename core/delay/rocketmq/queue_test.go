@@ -93,23 +93,11 @@ func (b *logBuffer) count(s string) int {
 func newTestQueue(t *testing.T, logs *logBuffer) *Queue {
 	t.Helper()
 	cfg := testConfig(t)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if logs != nil {
-		logger = slog.New(slog.NewTextHandler(logs, nil))
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cfg.Logger = logger
-	q, err := New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := q.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return q
+	return newQueue(t, cfg)
 }
 
 func consume(t *testing.T, q *Queue, h core.TimeoutHandler) {
