@@ -41,21 +41,28 @@ func TestStoreHealthWatch(t *testing.T) {
 			t.Fatalf("no probe within %v", within)
 		}
 	}
-	waitProbe(time.Second) // the first look is immediate
-	if got := h.Down(); got != "" {
-		t.Fatalf("Down() = %q with every store up", got)
+	// A probe's signal goes out as it returns, a moment before the watcher
+	// records its result, so the state is awaited rather than read at once.
+	waitDown := func(want string, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for h.Down() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("Down() = %q, want %q within %v", h.Down(), want, within)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
+	waitProbe(time.Second) // the first look is immediate
+	waitDown("", time.Second)
 
 	down.Store(&[]string{storeDatabase, storeSeats})
 	h.kick() // a request failed: look now, not in healthEvery
-	waitProbe(time.Second)
-	if got := h.Down(); got != "database, seat store" {
-		t.Fatalf("Down() = %q, want the two stores", got)
-	}
+	waitDown("database, seat store", time.Second)
 	down.Store(nil)
-	waitProbe(healthEveryDown + time.Second) // quick probes while down
-	if got := h.Down(); got != "" {
-		t.Fatalf("Down() = %q after the stores came back", got)
+	waitDown("", healthEveryDown+time.Second) // quick probes while down, not healthEvery
+	for len(probes) > 0 {
+		<-probes
 	}
 	h.kick()
 	h.kick() // kicks never block, and many collapse into one probe
