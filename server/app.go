@@ -36,6 +36,7 @@ type App struct {
 	redis      redis.UniversalClient
 	queue      core.DelayQueue
 	Reconciler *reconcile.Reconciler
+	Refunds    *core.Refunds
 	registry   *prometheus.Registry
 	http       *http.Server
 
@@ -83,7 +84,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	}()
 
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
-		Registry: a.registry, Logger: logger, health: a.health})
+		Refunds: a.Refunds, Registry: a.registry, Logger: logger, health: a.health})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
 	// Live seat-map streams never finish on their own: end them when the
 	// shutdown starts, or it would wait for them until its timeout.
@@ -162,6 +163,9 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	if a.Refunds, err = core.NewRefunds(a.engine, a.DB, cfg.RefundApprovalCents); err != nil {
+		return nil, err
 	}
 
 	// The in-process Redis starts empty every time. A real Redis keeps its

@@ -59,6 +59,11 @@ type Config struct {
 
 	Reconcile ReconcileConfig
 
+	// RefundApprovalCents (SEATFLOW_REFUND_APPROVAL_CENTS, default 0): a
+	// refund above it asked for by box office waits for ops' approval; 0
+	// makes every refund one step.
+	RefundApprovalCents int64
+
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
 	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
 	ShutdownTimeout time.Duration // SEATFLOW_SHUTDOWN_TIMEOUT: grace for in-flight requests
@@ -149,6 +154,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.Engine.Delay = p.delayPolicy(c.IsEmbeddedMQ())
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
+	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if p.err != nil {
@@ -191,6 +197,20 @@ func (p *envParser) positiveInt(name string, def int) int {
 	if err != nil || n <= 0 {
 		p.fail(name, v, "want a positive integer")
 		return def
+	}
+	return n
+}
+
+// cents reads an amount in cents, 0 or more; unset is 0.
+func (p *envParser) cents(name string) int64 {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		p.fail(name, v, "want a whole number of cents, 0 or more")
+		return 0
 	}
 	return n
 }

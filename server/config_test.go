@@ -48,17 +48,18 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 func TestLoadConfigValues(t *testing.T) {
 	c, err := LoadConfig(mapEnv(map[string]string{
-		"SEATFLOW_ADDR":           ":9000",
-		"SEATFLOW_DB":             "mysql://sf:pw@tcp(127.0.0.1:3306)/seatflow",
-		"SEATFLOW_REDIS":          "redis://127.0.0.1:6379/0",
-		"SEATFLOW_MQ":             "rocketmq://127.0.0.1:9876",
-		"SEATFLOW_DELAY_LEVELS":   "1s 5s 10s",
-		"SEATFLOW_DELAY_SLACK":    "0s",
-		"SEATFLOW_HOLD_TTL":       "15s",
-		"SEATFLOW_PURCHASE_LIMIT": "2",
-		"SEATFLOW_API_TOKEN":      testToken,
-		"SEATFLOW_LOG_LEVEL":      "debug",
-		"SEATFLOW_ROCKETMQ_TOPIC": "SF_T",
+		"SEATFLOW_ADDR":                  ":9000",
+		"SEATFLOW_DB":                    "mysql://sf:pw@tcp(127.0.0.1:3306)/seatflow",
+		"SEATFLOW_REDIS":                 "redis://127.0.0.1:6379/0",
+		"SEATFLOW_MQ":                    "rocketmq://127.0.0.1:9876",
+		"SEATFLOW_DELAY_LEVELS":          "1s 5s 10s",
+		"SEATFLOW_DELAY_SLACK":           "0s",
+		"SEATFLOW_HOLD_TTL":              "15s",
+		"SEATFLOW_PURCHASE_LIMIT":        "2",
+		"SEATFLOW_API_TOKEN":             testToken,
+		"SEATFLOW_LOG_LEVEL":             "debug",
+		"SEATFLOW_ROCKETMQ_TOPIC":        "SF_T",
+		"SEATFLOW_REFUND_APPROVAL_CENTS": "5000",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,8 @@ func TestLoadConfigValues(t *testing.T) {
 		t.Errorf("delay policy %+v, want %+v (levels are the default with RocketMQ)", c.Engine.Delay, want)
 	}
 	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
-		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() {
+		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
+		c.RefundApprovalCents != 5000 {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -103,6 +105,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_LOG_LEVEL", "loud", ""},
 		{"SEATFLOW_ROCKETMQ_TOPIC", "bad topic", ""},
 		{"SEATFLOW_ROCKETMQ_GROUP", strings.Repeat("g", 128), ""},
+		{"SEATFLOW_REFUND_APPROVAL_CENTS", "-1", ""},
+		{"SEATFLOW_REFUND_APPROVAL_CENTS", "12.50", ""},
 		{"SEATFLOW_API_TOKEN", "short", "at least 16"},
 		{"SEATFLOW_PAYMENT_SECRET", "short", "at least 16"},
 	}

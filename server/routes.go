@@ -40,6 +40,9 @@ func (s *Server) routes() {
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)
 	api.POST("/orders/:order_no/extend", s.handleExtendOrder, mw...)
+	if s.refunds != nil { // handler tests built without refunds have no refund route
+		api.POST("/orders/:order_no/refund", s.handleRefundOrder, mw...)
+	}
 	api.POST("/payments/callback", s.handlePaymentCallback, mw...)
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes

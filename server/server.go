@@ -33,6 +33,8 @@ type Deps struct {
 	Hub    *SeatHub  // live seat maps; the engine's Notifier
 	// Reconciler runs the repair checks on demand (API and console).
 	Reconciler *reconcile.Reconciler
+	// Refunds runs refunds of paid orders (API and console).
+	Refunds *core.Refunds
 	// Registry is the private registry /metrics serves; the server
 	// registers its HTTP metrics on it.
 	Registry *prometheus.Registry
@@ -49,6 +51,7 @@ type Server struct {
 	db       *store.DB
 	hub      *SeatHub
 	recon    *reconcile.Reconciler
+	refunds  *core.Refunds
 	registry *prometheus.Registry
 	logger   *slog.Logger
 	echo     *echo.Echo
@@ -61,7 +64,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = handleError
-	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg}
+	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg}
 	e.Use(traceID(), requestLog(d.Logger, newHTTPMetrics(d.Registry)), recoverPanics(d.Logger))
 	if d.health != nil {
 		e.Use(storeStatus(d.health))
