@@ -24,22 +24,24 @@ func AllRoles() []Role { return []Role{RoleBoxOffice, RoleManager, RoleOps, Role
 // Console actions a role may be allowed; the console checks one of them on
 // every route.
 const (
-	ActView          = "view"          // dashboard, holds, orders, seat maps
-	ActForceCancel   = "force_cancel"  // cancel a pending order as staff
-	ActExtendHold    = "extend_hold"   // push a pending order's expiry later
-	ActDiscrepancies = "discrepancies" // see and resolve payment discrepancies
-	ActReconcile     = "reconcile"     // see reconcile runs, start one
-	ActAudit         = "audit"         // read the audit log
-	ActStaff         = "staff"         // manage staff accounts
-	ActShows         = "shows"         // create shows, change plans, block seats, cancel shows
+	ActView          = "view"           // dashboard, holds, orders, seat maps
+	ActForceCancel   = "force_cancel"   // cancel a pending order as staff
+	ActExtendHold    = "extend_hold"    // push a pending order's expiry later
+	ActDiscrepancies = "discrepancies"  // see and resolve payment discrepancies
+	ActReconcile     = "reconcile"      // see reconcile runs, start one
+	ActAudit         = "audit"          // read the audit log
+	ActStaff         = "staff"          // manage staff accounts
+	ActShows         = "shows"          // create shows, change plans, block seats, cancel shows
+	ActRefund        = "refund"         // refund a paid order (a request above the approval threshold)
+	ActApproveRefund = "approve_refund" // refund at any amount; approve or reject requests
 )
 
 // Can is the permission table. Unknown roles and actions may do nothing.
 func (r Role) Can(action string) bool {
 	switch action {
-	case ActView, ActForceCancel, ActExtendHold:
+	case ActView, ActForceCancel, ActExtendHold, ActRefund:
 		return r.Valid()
-	case ActDiscrepancies, ActReconcile, ActAudit:
+	case ActDiscrepancies, ActReconcile, ActAudit, ActApproveRefund:
 		return r == RoleOps || r == RoleAdmin
 	case ActShows:
 		return r == RoleManager || r == RoleAdmin

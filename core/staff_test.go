@@ -6,11 +6,12 @@ import (
 )
 
 func TestRoleCan(t *testing.T) {
-	actions := []string{ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActStaff, ActShows}
+	actions := []string{ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActStaff, ActShows,
+		ActRefund, ActApproveRefund}
 	allowed := map[Role][]string{
-		RoleBoxOffice: {ActView, ActForceCancel, ActExtendHold},
-		RoleManager:   {ActView, ActForceCancel, ActExtendHold, ActShows},
-		RoleOps:       {ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit},
+		RoleBoxOffice: {ActView, ActForceCancel, ActExtendHold, ActRefund},
+		RoleManager:   {ActView, ActForceCancel, ActExtendHold, ActShows, ActRefund},
+		RoleOps:       {ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActRefund, ActApproveRefund},
 		RoleAdmin:     actions,
 		Role("root"):  nil,
 		Role(""):      nil,

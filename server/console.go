@@ -41,6 +41,8 @@ type ConsoleDeps struct {
 	Reconcile ReconcileRunner
 	Logger    *slog.Logger
 	Clock     core.Clock
+	// Refunds runs the console's refunds; nil gets one-step refunds.
+	Refunds *core.Refunds
 }
 
 // console holds the console's handlers.
@@ -79,6 +81,9 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	if deps.Clock == nil {
 		deps.Clock = core.SystemClock{}
 	}
+	if deps.Refunds == nil {
+		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
+	}
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
 		cases: core.NewCases(deps.DB, deps.Clock)}
 
@@ -99,6 +104,10 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	g.GET("/orders/:no", cn.order, view)
 	g.POST("/orders/:no/cancel", cn.forceCancel, cancel)
 	g.POST("/orders/:no/extend", cn.extendHold, cn.requireRole(core.ActExtendHold))
+	g.POST("/orders/:no/refund", cn.refundOrder, cn.requireRole(core.ActRefund))
+	approve := cn.requireRole(core.ActApproveRefund)
+	g.POST("/refunds/:id/approve", cn.approveRefund, approve)
+	g.POST("/refunds/:id/reject", cn.rejectRefund, approve)
 	g.GET("/shows", cn.shows, view)
 	setUp := cn.requireRole(core.ActShows)
 	g.GET("/shows/new", cn.newShowForm, setUp)

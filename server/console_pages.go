@@ -155,6 +155,12 @@ func (cn *console) orderData(c echo.Context) (web.OrderData, error) {
 	if err != nil {
 		return web.OrderData{}, err
 	}
+	return cn.orderDataOf(c, no)
+}
+
+// orderDataOf is the order page's data of order number no.
+func (cn *console) orderDataOf(c echo.Context, no string) (web.OrderData, error) {
+	ctx := c.Request().Context()
 	o, events, err := cn.Engine.Order(ctx, no)
 	if err != nil {
 		return web.OrderData{}, err
@@ -163,7 +169,12 @@ func (cn *console) orderData(c echo.Context) (web.OrderData, error) {
 	if err != nil {
 		return web.OrderData{}, err
 	}
-	return web.OrderData{Order: o, Show: show, Events: events, MaxHold: cn.Engine.MaxHold()}, nil
+	refunds, err := cn.Refunds.Store().OrderRefunds(ctx, no)
+	if err != nil {
+		return web.OrderData{}, err
+	}
+	return web.OrderData{Order: o, Show: show, Events: events, MaxHold: cn.Engine.MaxHold(),
+		Refunds: refunds, RefundApprovalCents: cn.Refunds.ApprovalCents()}, nil
 }
 
 func (cn *console) order(c echo.Context) error {
@@ -172,7 +183,8 @@ func (cn *console) order(c echo.Context) error {
 		return err
 	}
 	switch o := c.QueryParam("outcome"); o {
-	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled, web.OutcomeExtended:
+	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled, web.OutcomeExtended,
+		web.OutcomeRefunded, web.OutcomeRefundRequested, web.OutcomeRefundRejected:
 		d.Outcome = o
 	}
 	return render(c, http.StatusOK, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))

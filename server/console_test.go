@@ -44,6 +44,10 @@ type consoleEnv struct {
 	staff  map[core.Role]core.Staff
 }
 
+// consoleRefundApprovalCents is the console tests' two-step refund
+// threshold: a C-row seat (5000) is below it, two A-row seats (15000) above.
+const consoleRefundApprovalCents = 10000
+
 // newConsoleEnv gives the console a test clock (env.clock), which moves
 // only when a test advances it.
 func newConsoleEnv(t testing.TB) *consoleEnv {
@@ -61,8 +65,12 @@ func newConsoleEnv(t testing.TB) *consoleEnv {
 	env.show = st.NewShow(t, 3, 4)
 	env.e = echo.New()
 	env.e.HTTPErrorHandler = handleError
+	refunds, err := core.NewRefunds(engine, st.DB, consoleRefundApprovalCents)
+	if err != nil {
+		t.Fatal(err)
+	}
 	RegisterConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: env.runner,
-		Logger: slog.New(slog.DiscardHandler), Clock: env.clock})
+		Logger: slog.New(slog.DiscardHandler), Clock: env.clock, Refunds: refunds})
 	for _, r := range core.AllRoles() {
 		env.staff[r] = env.addStaff(string(r)+"-user", r)
 	}

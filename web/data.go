@@ -182,6 +182,9 @@ const (
 	OutcomeAlreadyPaid      = "already_paid"
 	OutcomeAlreadyCancelled = "already_cancelled"
 	OutcomeExtended         = "extended" // after an extension
+	OutcomeRefunded         = "refunded"
+	OutcomeRefundRequested  = "refund_requested" // waits for ops' approval
+	OutcomeRefundRejected   = "refund_rejected"
 )
 
 // MaxExtendMinutes is the longest one extension may be, in minutes.
@@ -206,6 +209,22 @@ type OrderData struct {
 	ExtendMinutes int
 	ExtendReason  string
 	ExtendError   string
+	// Refunds are the order's refund rows, oldest first; above
+	// RefundApprovalCents (0: never) box office only asks for one.
+	Refunds             []core.Refund
+	RefundApprovalCents int64
+	// The refund form, when it was sent and refused.
+	RefundReason, RefundReference, RefundError string
+}
+
+// OpenRefundRequest returns the refund request waiting for approval, if any.
+func (d OrderData) OpenRefundRequest() (core.Refund, bool) {
+	for _, r := range d.Refunds {
+		if r.State == core.RefundRequested {
+			return r, true
+		}
+	}
+	return core.Refund{}, false
 }
 
 // SeatMapData is a show's seat grid.

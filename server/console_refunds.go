@@ -1,0 +1,120 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+	"seatflow/web"
+)
+
+// maxRefundReferenceLen is the longest payment-provider reference the form takes.
+const maxRefundReferenceLen = 128
+
+// refundOrder refunds a paid order from its page, with a required reason.
+// Ops and admin refund at any amount; box office and managers refund up to
+// SEATFLOW_REFUND_APPROVAL_CENTS and above it leave a request for ops. An
+// order that is no longer paid (refunded meanwhile, another request open)
+// is a message on the form, not an error page.
+func (cn *console) refundOrder(c echo.Context) error {
+	d, err := cn.orderData(c)
+	if err != nil {
+		return err
+	}
+	d.RefundReason = note(c, "reason")
+	d.RefundReference = truncate(strings.TrimSpace(c.FormValue("reference")), maxRefundReferenceLen)
+	if d.RefundReason == "" {
+		d.RefundError = "refund.err_reason"
+		return render(c, http.StatusUnprocessableEntity, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
+	}
+	s := sessionOf(c)
+	out, err := cn.Refunds.Refund(c.Request().Context(), core.RefundRequest{OrderNo: d.Order.OrderNo,
+		Reason: d.RefundReason, Reference: d.RefundReference, Actor: core.ActorStaffPrefix + s.staff.Username,
+		MayApprove: s.staff.Role.Can(core.ActApproveRefund)})
+	if key := refundConflict(err); key != "" {
+		d.RefundError = key
+		return render(c, http.StatusConflict, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
+	} else if err != nil {
+		return err
+	}
+	action, outcome := core.AuditRefund, web.OutcomeRefunded
+	if out.Pending {
+		action, outcome = core.AuditRefundRequest, web.OutcomeRefundRequested
+	}
+	cn.audit(c, core.AuditEntry{Action: action, Target: "order:" + d.Order.OrderNo, Detail: map[string]any{
+		"refund_id": out.Refund.ID, "amount_cents": out.Refund.AmountCents, "reason": d.RefundReason,
+		"reference": d.RefundReference, "seat_ids": d.Order.SeatIDs}})
+	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+outcome))
+}
+
+// approveRefund runs a request for a refund (ops and admin).
+func (cn *console) approveRefund(c echo.Context) error {
+	req, err := cn.refundParam(c)
+	if err != nil {
+		return err
+	}
+	s := sessionOf(c)
+	_, err = cn.Refunds.Approve(c.Request().Context(), req.ID, core.ActorStaffPrefix+s.staff.Username)
+	return cn.decided(c, req, core.AuditRefundApprove, web.OutcomeRefunded, "", err)
+}
+
+// rejectRefund closes a request for a refund with a required note; the
+// order stays paid.
+func (cn *console) rejectRefund(c echo.Context) error {
+	req, err := cn.refundParam(c)
+	if err != nil {
+		return err
+	}
+	why := note(c, "note")
+	if why == "" {
+		d, err := cn.orderDataOf(c, req.OrderNo)
+		if err != nil {
+			return err
+		}
+		d.RefundError = "refund.err_note"
+		return render(c, http.StatusUnprocessableEntity, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
+	}
+	s := sessionOf(c)
+	_, err = cn.Refunds.Reject(c.Request().Context(), req.ID, core.ActorStaffPrefix+s.staff.Username, why)
+	return cn.decided(c, req, core.AuditRefundReject, web.OutcomeRefundRejected, why, err)
+}
+
+// decided audits an approval or rejection and shows the order: a request
+// decided meanwhile (or an order no longer paid) is a message on its page.
+func (cn *console) decided(c echo.Context, req core.Refund, action, outcome, why string, err error) error {
+	if key := refundConflict(err); key != "" {
+		d, derr := cn.orderDataOf(c, req.OrderNo)
+		if derr != nil {
+			return derr
+		}
+		d.RefundError = key
+		return render(c, http.StatusConflict, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
+	} else if err != nil {
+		return err
+	}
+	cn.audit(c, core.AuditEntry{Action: action, Target: "order:" + req.OrderNo, Detail: map[string]any{
+		"refund_id": req.ID, "amount_cents": req.AmountCents, "requested_by": req.RequestedBy, "note": why}})
+	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+req.OrderNo+"?outcome="+outcome))
+}
+
+func (cn *console) refundParam(c echo.Context) (core.Refund, error) {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return core.Refund{}, err
+	}
+	return cn.Refunds.Store().Refund(c.Request().Context(), id)
+}
+
+// refundConflict is the catalog key of a refund the order's state refused,
+// or "" for any other error.
+func refundConflict(err error) string {
+	for _, e := range []*core.Error{core.ErrAlreadyRefunded, core.ErrOrderNotPaid, core.ErrRefundPending, core.ErrRefundDecided} {
+		if errors.Is(err, e) {
+			return "refund.err_" + e.Code
+		}
+	}
+	return ""
+}
