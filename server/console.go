@@ -101,6 +101,8 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	g.POST("/logout", cn.logout, view)
 	g.GET("/", cn.dashboard, view)
 	g.GET("/holds", cn.holds, view)
+	g.GET("/orders", cn.orders, view)
+	g.GET("/orders.csv", cn.ordersCSV, view)
 	g.GET("/orders/:no", cn.order, view)
 	g.POST("/orders/:no/cancel", cn.forceCancel, cancel)
 	g.POST("/orders/:no/extend", cn.extendHold, cn.requireRole(core.ActExtendHold))

@@ -523,3 +523,38 @@ type ErrorData struct {
 	Text      string // catalog key of a more precise explanation, or ""
 	RequestID string
 }
+
+// OrdersQuery is the orders page's filters.
+type OrdersQuery struct {
+	Q      string
+	ShowID int64
+	Status string // comma-separated statuses, "" for all
+	Cursor string
+}
+
+// OrdersData is one page of the order search.
+type OrdersData struct {
+	Query  OrdersQuery
+	Shows  []core.Show
+	Orders []core.Order
+	Next   string // cursor of the next page, "" on the last
+	Error  string // why the filters were refused
+}
+
+// Values are the filters as query parameters, with the cursor replaced.
+func (q OrdersQuery) Values(cursor string) string {
+	v := url.Values{}
+	if q.Q != "" {
+		v.Set("q", q.Q)
+	}
+	if q.ShowID != 0 {
+		v.Set("show", strconv.FormatInt(q.ShowID, 10))
+	}
+	if q.Status != "" {
+		v.Set("status", q.Status)
+	}
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	return v.Encode()
+}

@@ -96,6 +96,7 @@ var catalog = map[string]entry{
 
 	"nav.dashboard":     {"Dashboard", "总览"},
 	"nav.holds":         {"Pending holds", "待支付锁座"},
+	"nav.orders":        {"Orders", "订单"},
 	"nav.shows":         {"Seat maps", "座位图"},
 	"nav.discrepancies": {"Discrepancies", "支付异常"},
 	"nav.reconcile":     {"Reconcile", "对账"},
@@ -148,6 +149,15 @@ var catalog = map[string]entry{
 
 	"holds.title":        {"Pending holds", "待支付锁座"},
 	"holds.total":        {"%d in all", "共 %d 条"},
+	"orders.title":       {"Orders", "订单"},
+	"orders.q":           {"Find an order", "查找订单"},
+	"orders.q_hint":      {"code, order no, seat, user, name, email, phone, txn", "取票码、订单号、座位、用户、姓名、邮箱、电话、交易号"},
+	"orders.status":      {"Status", "状态"},
+	"orders.any_status":  {"Any status", "全部状态"},
+	"orders.code":        {"Code", "取票码"},
+	"orders.customer":    {"Customer", "顾客"},
+	"orders.none":        {"No order matches.", "没有匹配的订单。"},
+	"orders.csv":         {"Export CSV", "导出 CSV"},
 	"holds.search":       {"Order no", "订单号"},
 	"holds.user":         {"User ID", "用户 ID"},
 	"holds.show":         {"Show", "场次"},

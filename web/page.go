@@ -34,6 +34,7 @@ const Prefix = "/console"
 const (
 	NavDashboard     = "dashboard"
 	NavHolds         = "holds"
+	NavOrders        = "orders"
 	NavShows         = "shows"
 	NavDiscrepancies = "discrepancies"
 	NavReconcile     = "reconcile"

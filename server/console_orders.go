@@ -1,0 +1,125 @@
+package server
+
+import (
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"seatflow/core"
+	"seatflow/web"
+)
+
+// ordersQuery reads the orders page's filters: q, show, status and cursor.
+func ordersQuery(c echo.Context) (web.OrdersQuery, error) {
+	q := web.OrdersQuery{Q: strings.TrimSpace(c.QueryParam("q")), Status: c.QueryParam("status"),
+		Cursor: c.QueryParam("cursor")}
+	var err error
+	q.ShowID, err = queryID(c, "show")
+	return q, err
+}
+
+// orders is the console's order search (the header's search box lands
+// here): every status, newest first, keyset-paged; a bad filter is a
+// message on the page.
+func (cn *console) orders(c echo.Context) error {
+	ctx := c.Request().Context()
+	q, err := ordersQuery(c)
+	if err != nil {
+		return err
+	}
+	shows, err := cn.Engine.Shows(ctx)
+	if err != nil {
+		return err
+	}
+	d := web.OrdersData{Query: q, Shows: shows}
+	status := http.StatusOK
+	search, err := core.NewOrderSearch(q.Q, q.ShowID, q.Status, "", q.Cursor)
+	if err == nil {
+		var page core.OrderPage
+		if page, err = cn.DB.SearchOrders(ctx, search); err == nil {
+			d.Orders, d.Next = page.Orders, page.Next
+		}
+	}
+	var ce *core.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
+		d.Error, status = ce.Message, http.StatusBadRequest
+	default:
+		return err
+	}
+	return render(c, status, web.OrdersPage(cn.page(c, "orders.title", web.NavOrders), d))
+}
+
+// ordersCSV streams every order of the show and status filters as CSV, row
+// by row as the database returns them: memory stays flat however many
+// orders a show has.
+func (cn *console) ordersCSV(c echo.Context) error {
+	ctx := c.Request().Context()
+	q, err := ordersQuery(c)
+	if err != nil {
+		return err
+	}
+	search, err := core.NewOrderSearch("", q.ShowID, q.Status, "", "")
+	if err != nil {
+		return err
+	}
+	// A big export outlives the server's WriteTimeout; the request's own
+	// context still ends it when the client goes away.
+	w := c.Response()
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Time{}); err != nil {
+		cn.Logger.WarnContext(ctx, "console: cannot lift the write deadline of a CSV export", "err", err)
+	}
+	w.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	w.Header().Set(echo.HeaderContentDisposition, `attachment; filename="orders.csv"`)
+	w.WriteHeader(http.StatusOK)
+	out := csv.NewWriter(w)
+	_ = out.Write(ordersCSVHeader)
+	n := 0
+	err = cn.DB.EachOrder(ctx, search, func(o core.Order) error {
+		if err := out.Write(orderCSVRow(o)); err != nil {
+			return err
+		}
+		if n++; n%500 == 0 {
+			out.Flush()
+			w.Flush()
+		}
+		return out.Error()
+	})
+	out.Flush()
+	if err != nil {
+		// The header is sent: the cut-off file is all the client gets,
+		// so the log says why it ended early.
+		cn.Logger.ErrorContext(ctx, "console: CSV export ended early", "rows", n, "err", err)
+	}
+	return nil
+}
+
+var ordersCSVHeader = []string{"code", "order_no", "status", "show_id", "user_id", "seat_ids", "amount_cents",
+	"created_at", "closed_at", "cancel_reason", "paid_txn_id", "customer_name", "customer_email", "customer_phone"}
+
+func orderCSVRow(o core.Order) []string {
+	closed := ""
+	if !o.ClosedAt.IsZero() {
+		closed = rfc3339(o.ClosedAt)
+	}
+	cu := o.Customer
+	return []string{o.Code, o.OrderNo, o.Status.String(), strconv.FormatInt(o.ShowID, 10),
+		strconv.FormatInt(o.UserID, 10), strings.Join(o.SeatIDs, " "), strconv.FormatInt(o.AmountCents, 10),
+		rfc3339(o.CreatedAt), closed, o.CancelReason, o.PaidTxnID,
+		spreadsheetSafe(cu.Name), spreadsheetSafe(cu.Email), spreadsheetSafe(cu.Phone)}
+}
+
+// spreadsheetSafe keeps a customer's text from running as a formula when
+// the export is opened in a spreadsheet (CSV injection).
+func spreadsheetSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"encoding/csv"
+	"net/http"
+	"strings"
+	"testing"
+
+	"seatflow/core"
+)
+
+// The orders page finds an order by each kind of query in every status;
+// bad filters are a message; the CSV export has every order of the
+// filters, customer text made safe for spreadsheets.
+func TestConsoleOrders(t *testing.T) {
+	env := newConsoleEnv(t)
+	ctx := context.Background()
+	b := env.login(core.RoleBoxOffice)
+	placeFor := func(user int64, cu core.Customer, seats ...string) core.Order {
+		t.Helper()
+		o, err := env.engine.Place(ctx, core.PlaceRequest{UserID: user, ShowID: env.show.ID, SeatIDs: seats, Customer: cu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	pending := placeFor(31, core.Customer{Name: "Ada Lovelace", Email: "ada@example.org", Phone: "+441234567"}, "A-1")
+	paid := placeFor(32, core.Customer{Name: "=HYPERLINK(\"x\")", Email: "grace@example.org"}, "B-2")
+	env.pay(paid)
+	cancelled := placeFor(33, core.Customer{Name: "Alan Turing"}, "C-3")
+	if _, err := env.engine.Cancel(ctx, cancelled.OrderNo, 33); err != nil {
+		t.Fatal(err)
+	}
+	paidOrder, _, err := env.engine.Order(ctx, paid.OrderNo)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name, query string
+		status      int
+		want        []core.Order
+		message     string
+	}{
+		{"code", "q=" + pending.Code, 200, []core.Order{pending}, ""},
+		{"order number", "q=" + cancelled.OrderNo, 200, []core.Order{cancelled}, ""},
+		{"seat", "q=B-2", 200, []core.Order{paid}, ""},
+		{"email", "q=ada@example.org", 200, []core.Order{pending}, ""},
+		{"name word", "q=Turing", 200, []core.Order{cancelled}, ""},
+		{"txn id", "q=" + paidOrder.PaidTxnID, 200, []core.Order{paid}, ""},
+		{"status filter", "status=paid", 200, []core.Order{paid}, ""},
+		{"everything", "", 200, []core.Order{cancelled, paid, pending}, ""},
+		{"bad status", "status=lost", 400, nil, "status"},
+		{"bad cursor", "cursor=zzz", 400, nil, "cursor"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := b.do("GET", "/console/orders?"+tc.query, nil, nil)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %.300s", rec.Code, tc.status, rec.Body)
+			}
+			body := rec.Body.String()
+			if tc.message != "" {
+				if !strings.Contains(body, `id="orders-error"`) || !strings.Contains(body, tc.message) {
+					t.Errorf("page lacks the error about %q", tc.message)
+				}
+				return
+			}
+			if n := strings.Count(body, `id="order-SF`); n != len(tc.want) {
+				t.Errorf("%d rows, want %d", n, len(tc.want))
+			}
+			last := -1
+			for _, o := range tc.want {
+				i := strings.Index(body, `id="order-`+o.OrderNo+`"`)
+				if i < 0 || i < last {
+					t.Errorf("order %s missing or out of order (newest first)", o.OrderNo)
+				}
+				last = i
+			}
+		})
+	}
+	if page := b.do("GET", "/console/", nil, nil).Body.String(); !strings.Contains(page, `id="header-search"`) {
+		t.Error("the header has no search box")
+	}
+
+	rec := b.do("GET", "/console/orders.csv", nil, nil)
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/csv") {
+		t.Fatalf("csv: status %d, type %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	rows, err := csv.NewReader(rec.Body).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || strings.Join(rows[0], ",") != strings.Join(ordersCSVHeader, ",") {
+		t.Fatalf("csv rows %q", rows)
+	}
+	byNo := map[string][]string{}
+	for _, r := range rows[1:] {
+		byNo[r[1]] = r
+	}
+	if r := byNo[paid.OrderNo]; r == nil || r[2] != "paid" || r[11] != `'=HYPERLINK("x")` || r[10] != paidOrder.PaidTxnID {
+		t.Errorf("paid row %q", r)
+	}
+	if r := byNo[pending.OrderNo]; r == nil || r[0] != pending.Code || r[5] != "A-1" || r[13] != "'+441234567" {
+		t.Errorf("pending row %q", r)
+	}
+	filtered, err := csv.NewReader(b.do("GET", "/console/orders.csv?status=cancelled", nil, nil).Body).ReadAll()
+	if err != nil || len(filtered) != 2 || filtered[1][1] != cancelled.OrderNo {
+		t.Errorf("cancelled export %q %v", filtered, err)
+	}
+	if rec := b.do("GET", "/console/orders.csv?status=lost", nil, nil); rec.Code != http.StatusBadRequest {
+		t.Errorf("csv with a bad status: %d, want 400", rec.Code)
+	}
+}
