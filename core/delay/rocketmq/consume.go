@@ -20,6 +20,14 @@ const retryTopicPrefix = "%RETRY%"
 // maxLoggedBody caps how much of a malformed body goes into the log.
 const maxLoggedBody = 256
 
+// ensureRetryTopic creates the group's retry topic where it is missing.
+// The broker creates it on the first failed message, and a running consumer
+// learns new routes only every 30 s, so the first retry would come up to
+// 30 s late; creating it up front avoids that.
+func (q *Queue) ensureRetryTopic(ctx context.Context) error {
+	return q.ensureTopic(ctx, retryTopicPrefix+q.cfg.Group, 1)
+}
+
 // Consume joins the consumer group and delivers due messages to h until
 // Close. ctx bounds nothing after Consume returns; its values (not its
 // cancellation) reach every handler call.
@@ -33,10 +41,7 @@ func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
 	if q.closed.Load() {
 		return ErrClosed
 	}
-	// The broker creates a group's retry topic on the first failed message,
-	// and a running consumer learns new routes only every 30 s, so the first
-	// retry would come up to 30 s late; creating it up front avoids that.
-	if err := q.ensureTopic(ctx, retryTopicPrefix+q.cfg.Group, 1); err != nil {
+	if err := q.ensureRetryTopic(ctx); err != nil {
 		return fmt.Errorf("rocketmq consume %s: %w", q.cfg.Group, err)
 	}
 
