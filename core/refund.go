@@ -48,17 +48,19 @@ type Refund struct {
 
 // Timeline events and audit actions of refunds.
 const (
-	EventRefunded         = "refunded"
-	EventRefundRequested  = "refund_requested"
-	EventRefundRejected   = "refund_rejected"
-	AuditRefund           = "refund"
-	AuditRefundRequest    = "refund_request"
-	AuditRefundApprove    = "refund_approve"
-	AuditRefundReject     = "refund_reject"
-	seatReleaseOpRefund   = "refund_release"
-	maxRefundReasonLen    = 500
-	maxRefundReferenceLen = 128
+	EventRefunded        = "refunded"
+	EventRefundRequested = "refund_requested"
+	EventRefundRejected  = "refund_rejected"
+	AuditRefund          = "refund"
+	AuditRefundRequest   = "refund_request"
+	AuditRefundApprove   = "refund_approve"
+	AuditRefundReject    = "refund_reject"
+	seatReleaseOpRefund  = "refund_release"
+	maxRefundReasonLen   = 500
 )
+
+// MaxRefundReferenceLen bounds a refund's payment-provider reference.
+const MaxRefundReferenceLen = 128
 
 // Refund errors.
 var (
@@ -153,8 +155,8 @@ func validRefund(req RefundRequest) error {
 		return Invalidf("reason is required")
 	case utf8.RuneCountInString(reason) > maxRefundReasonLen:
 		return Invalidf("reason may have at most %d characters", maxRefundReasonLen)
-	case utf8.RuneCountInString(req.Reference) > maxRefundReferenceLen:
-		return Invalidf("reference may have at most %d characters", maxRefundReferenceLen)
+	case utf8.RuneCountInString(req.Reference) > MaxRefundReferenceLen:
+		return Invalidf("reference may have at most %d characters", MaxRefundReferenceLen)
 	case req.Actor == "":
 		return Invalidf("a refund needs an actor")
 	}

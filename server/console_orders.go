@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -69,12 +68,8 @@ func (cn *console) ordersCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// A big export outlives the server's WriteTimeout; the request's own
-	// context still ends it when the client goes away.
+	cn.liftWriteDeadline(c, "CSV export")
 	w := c.Response()
-	if err := http.NewResponseController(w).SetWriteDeadline(time.Time{}); err != nil {
-		cn.Logger.WarnContext(ctx, "console: cannot lift the write deadline of a CSV export", "err", err)
-	}
 	w.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	w.Header().Set(echo.HeaderContentDisposition, `attachment; filename="orders.csv"`)
 	w.WriteHeader(http.StatusOK)

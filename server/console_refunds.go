@@ -11,9 +11,6 @@ import (
 	"seatflow/web"
 )
 
-// maxRefundReferenceLen is the longest payment-provider reference the form takes.
-const maxRefundReferenceLen = 128
-
 // refundOrder refunds a paid order from its page, with a required reason.
 // Ops and admin refund at any amount; box office and managers refund up to
 // SEATFLOW_REFUND_APPROVAL_CENTS and above it leave a request for ops. An
@@ -25,7 +22,7 @@ func (cn *console) refundOrder(c echo.Context) error {
 		return err
 	}
 	d.RefundReason = note(c, "reason")
-	d.RefundReference = truncate(strings.TrimSpace(c.FormValue("reference")), maxRefundReferenceLen)
+	d.RefundReference = truncate(strings.TrimSpace(c.FormValue("reference")), core.MaxRefundReferenceLen)
 	if d.RefundReason == "" {
 		d.RefundError = "refund.err_reason"
 		return render(c, http.StatusUnprocessableEntity, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))

@@ -40,10 +40,7 @@ func (cn *console) seatEvents(c echo.Context) error {
 	w.Header().Set(echo.HeaderContentType, "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering of the stream
-	// The stream outlives the server's WriteTimeout by design.
-	if err := http.NewResponseController(w).SetWriteDeadline(time.Time{}); err != nil {
-		cn.Logger.WarnContext(ctx, "console: cannot lift the write deadline of a seat stream", "err", err)
-	}
+	cn.liftWriteDeadline(c, "seat stream")    // the stream outlives the server's WriteTimeout by design
 	w.WriteHeader(http.StatusOK)
 	if err := writeSSE(ctx, w, web.SeatGrid(p, d, true)); err != nil {
 		return streamErr(ctx, err)
@@ -113,4 +110,13 @@ func writeSSE(ctx context.Context, w *echo.Response, comp templ.Component) error
 	}
 	w.Flush()
 	return nil
+}
+
+// liftWriteDeadline lets a long response (a stream, a big export) outlive
+// the server's WriteTimeout; the request's context still ends it when the
+// client goes away.
+func (cn *console) liftWriteDeadline(c echo.Context, what string) {
+	if err := http.NewResponseController(c.Response()).SetWriteDeadline(time.Time{}); err != nil {
+		cn.Logger.WarnContext(c.Request().Context(), "console: cannot lift the write deadline of a "+what, "err", err)
+	}
 }
