@@ -160,6 +160,11 @@ type Payment struct {
 	AmountCents int64
 	PaidAt      time.Time
 	ReceivedAt  time.Time
+	Method      string // PaymentMethodCallback when empty
+	Tender      Tender // counter payments: cash or card
+	Reference   string // counter payments: slip number or note
+	Actor       string // counter payments: staff:<username>
+	Result      string // what it did (PaymentResult, amount_mismatch); read back only
 }
 
 // PaymentResult says what a payment callback did.

@@ -92,16 +92,19 @@ type PlaceRequest struct {
 	ShowID   int64
 	SeatIDs  []string
 	Customer Customer // optional; checked and normalized by Place
-	// AllowBlocked lets the placement take blocked seats: box-office staff
-	// may sell them, the public API may not.
-	AllowBlocked bool
+	// BoxOffice is a counter sale (counter.go): it may take blocked seats,
+	// which the public API may not, and no purchase limit applies, as the
+	// counter sells for many people under BoxOfficeUserID.
+	BoxOffice bool
 }
 
 var seatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,15}$`)
 
 func (e *Engine) validatePlace(r PlaceRequest) error {
 	switch {
-	case r.UserID <= 0:
+	case r.BoxOffice && r.UserID != BoxOfficeUserID:
+		return Invalidf("a box-office sale is placed for user %d", BoxOfficeUserID)
+	case !r.BoxOffice && r.UserID <= 0:
 		return Invalidf("user_id must be a positive integer")
 	case r.ShowID <= 0:
 		return Invalidf("show_id must be a positive integer")
@@ -183,11 +186,11 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	firstHop := e.cfg.Delay.Plan(e.cfg.HoldTTL)
 	o.TimeoutDueAt = now.Add(firstHop.Delay)
 
-	lock := e.seats.Lock
-	if r.AllowBlocked {
-		lock = e.seats.LockBlocked
+	lock, limit := e.seats.Lock, e.cfg.PurchaseLimit
+	if r.BoxOffice {
+		lock, limit = e.seats.LockBlocked, 0
 	}
-	if err := lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, e.cfg.PurchaseLimit, now); err != nil {
+	if err := lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, limit, now); err != nil {
 		e.countRejected(err)
 		return Order{}, err
 	}
@@ -446,8 +449,8 @@ func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Orde
 	if err != nil {
 		return Order{}, err
 	}
-	if o.UserID != userID {
-		return Order{}, ErrOrderNotFound // never reveal another user's order
+	if o.UserID != userID || userID == BoxOfficeUserID {
+		return Order{}, ErrOrderNotFound // never reveal another user's order, nor a counter sale
 	}
 	actor := fmt.Sprintf("%s%d", ActorCustomerPrefix, userID)
 	if o.Status == StatusPending {
@@ -467,6 +470,26 @@ func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Orde
 
 // Payment results recorded on the payment row besides PaymentResult values.
 const paymentAmountMismatch = "amount_mismatch"
+
+// actor is who the paid transition records: the clerk for a counter payment.
+func (p Payment) actor() string {
+	if p.Actor != "" {
+		return p.Actor
+	}
+	return "payment"
+}
+
+// detail is the paid event's detail; a counter payment adds how and by whom.
+func (p Payment) detail() map[string]any {
+	d := map[string]any{"txn_id": p.TxnID, "amount_cents": p.AmountCents}
+	if p.Method == PaymentMethodCounter {
+		d["method"], d["tender"], d["actor"] = p.Method, string(p.Tender), p.Actor
+		if p.Reference != "" {
+			d["reference"] = p.Reference
+		}
+	}
+	return d
+}
 
 // HandlePayment applies a verified payment callback. One transaction records
 // the payment (UNIQUE txn_id makes a repeat a no-op "duplicate") and runs the
@@ -515,15 +538,14 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		if p.AmountCents != order.AmountCents {
 			mismatch = true
 			discKind = DiscrepancyAmountMismatch
-		} else if won, err = tx.TransitionPending(ctx, p.OrderNo, StatusPaid, Transition{At: now, TxnID: p.TxnID, Actor: "payment"}); err != nil {
+		} else if won, err = tx.TransitionPending(ctx, p.OrderNo, StatusPaid, Transition{At: now, TxnID: p.TxnID, Actor: p.actor()}); err != nil {
 			return err
 		}
 		switch {
 		case won:
 			result = PaymentApplied
 			order.Status, order.PaidTxnID, order.ClosedAt = StatusPaid, p.TxnID, now
-			if err := tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaid,
-				Detail: map[string]any{"txn_id": p.TxnID, "amount_cents": p.AmountCents}}); err != nil {
+			if err := tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaid, Detail: p.detail()}); err != nil {
 				return err
 			}
 			return tx.SetPaymentResult(ctx, p.TxnID, string(PaymentApplied))

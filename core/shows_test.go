@@ -150,7 +150,7 @@ func TestBlockedSeats(t *testing.T) {
 		if _, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: f.show.ID, SeatIDs: []string{"A-1", "A-3"}}); !errors.Is(err, core.ErrSeatUnavailable) {
 			t.Fatalf("public place of a blocked seat: %v, want seat_unavailable", err)
 		}
-		counter, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 2, ShowID: f.show.ID, SeatIDs: []string{"A-1"}, AllowBlocked: true})
+		counter, err := f.eng.Place(ctx, core.PlaceRequest{UserID: core.BoxOfficeUserID, ShowID: f.show.ID, SeatIDs: []string{"A-1"}, BoxOffice: true})
 		if err != nil {
 			t.Fatalf("box-office place of a blocked seat: %v", err)
 		}
@@ -238,7 +238,7 @@ func TestCancelShow(t *testing.T) {
 		if err := f.eng.BlockSeats(ctx, core.BlockRequest{ShowID: f.show.ID, SeatIDs: []string{"C-1"}, Reason: core.BlockTechnical}); err != nil {
 			t.Fatal(err)
 		}
-		counter, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 3, ShowID: f.show.ID, SeatIDs: []string{"C-1"}, AllowBlocked: true})
+		counter, err := f.eng.Place(ctx, core.PlaceRequest{UserID: core.BoxOfficeUserID, ShowID: f.show.ID, SeatIDs: []string{"C-1"}, BoxOffice: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func TestReconcileKeepsBlocks(t *testing.T) {
 		if err := f.eng.BlockSeats(ctx, core.BlockRequest{ShowID: f.show.ID, SeatIDs: []string{"A-1", "B-1"}, Reason: core.BlockWheelchair}); err != nil {
 			t.Fatal(err)
 		}
-		counter, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 5, ShowID: f.show.ID, SeatIDs: []string{"B-1"}, AllowBlocked: true})
+		counter, err := f.eng.Place(ctx, core.PlaceRequest{UserID: core.BoxOfficeUserID, ShowID: f.show.ID, SeatIDs: []string{"B-1"}, BoxOffice: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,9 @@ import (
 // recorded before (UNIQUE txn_id), which leaves the transaction usable.
 func (t *tx) InsertPayment(ctx context.Context, p core.Payment) (bool, error) {
 	_, err := t.x.ExecContext(ctx,
-		`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at) VALUES (?, ?, ?, ?, ?)`,
-		p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt))
+		`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at, method, tender, reference, actor)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt), paymentMethod(p), string(p.Tender), p.Reference, p.Actor)
 	if isDuplicate(err) {
 		return false, nil
 	}
@@ -45,4 +46,41 @@ func (t *tx) InsertDiscrepancy(ctx context.Context, d core.Discrepancy) error {
 		return dbErr(err, "insert discrepancy %s/%s", d.TxnID, d.Kind)
 	}
 	return nil
+}
+
+func paymentMethod(p core.Payment) string {
+	if p.Method == "" {
+		return core.PaymentMethodCallback
+	}
+	return p.Method
+}
+
+type paymentRow struct {
+	TxnID       string `db:"txn_id"`
+	OrderNo     string `db:"order_no"`
+	AmountCents int64  `db:"amount_cents"`
+	PaidAt      int64  `db:"paid_at"`
+	ReceivedAt  int64  `db:"received_at"`
+	Result      string `db:"result"`
+	Method      string `db:"method"`
+	Tender      string `db:"tender"`
+	Reference   string `db:"reference"`
+	Actor       string `db:"actor"`
+}
+
+// OrderPayments returns every payment recorded for the order, applied or
+// not, oldest first (idx_order_no).
+func (db *DB) OrderPayments(ctx context.Context, orderNo string) ([]core.Payment, error) {
+	var rows []paymentRow
+	if err := db.r.SelectContext(ctx, &rows, `SELECT txn_id, order_no, amount_cents, paid_at, received_at, result,
+ method, tender, reference, actor FROM payment WHERE order_no = ? ORDER BY id`, orderNo); err != nil {
+		return nil, dbErr(err, "payments of %s", orderNo)
+	}
+	out := make([]core.Payment, len(rows))
+	for i, r := range rows {
+		out[i] = core.Payment{TxnID: r.TxnID, OrderNo: r.OrderNo, AmountCents: r.AmountCents, PaidAt: fromMS(r.PaidAt),
+			ReceivedAt: fromMS(r.ReceivedAt), Result: r.Result, Method: r.Method, Tender: core.Tender(r.Tender),
+			Reference: r.Reference, Actor: r.Actor}
+	}
+	return out, nil
 }

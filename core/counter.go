@@ -1,0 +1,123 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"unicode/utf8"
+)
+
+// Box-office (counter) sales. A clerk holds seats through the same
+// Engine.Place as the public API and takes cash or card through the same
+// HandlePayment as the provider's callback, so a counter sale races with
+// timeouts and cancels on the one conditional update like any other order.
+
+// BoxOfficeUserID is the user of every counter sale: the buyer has no
+// account, and the public API only accepts positive user ids, so nobody can
+// cancel a counter hold or count against its purchase limit through it.
+const BoxOfficeUserID int64 = 0
+
+// Payment methods: how the money reached SeatFlow.
+const (
+	PaymentMethodCallback = "callback" // the payment provider's signed callback
+	PaymentMethodCounter  = "counter"  // taken by a clerk at the box office
+)
+
+// Tender is what a counter customer paid with.
+type Tender string
+
+const (
+	TenderCash Tender = "cash"
+	TenderCard Tender = "card"
+)
+
+// MaxCounterReferenceLen bounds a counter payment's reference (the card
+// terminal's slip number, a note): payment.reference is VARCHAR(64).
+const MaxCounterReferenceLen = 64
+
+// ErrHoldEnded refuses to take money for an order that is no longer
+// pending: the clerk must hold the seats again, not pay a dead order.
+var ErrHoldEnded = &Error{Kind: KindConflict, Code: "hold_ended", Message: "the hold has ended: the order is no longer waiting for payment"}
+
+// CounterStore is what counter sales read from the system of record.
+type CounterStore interface {
+	OrderPayments(ctx context.Context, orderNo string) ([]Payment, error) // oldest first
+}
+
+// Counter runs box-office sales on the engine.
+type Counter struct {
+	e     *Engine
+	store CounterStore
+}
+
+// NewCounter returns the box office over e and s.
+func NewCounter(e *Engine, s CounterStore) *Counter { return &Counter{e: e, store: s} }
+
+// Store returns the payments' store, for read-only views.
+func (c *Counter) Store() CounterStore { return c.store }
+
+// CounterHold asks to hold seats at the counter.
+type CounterHold struct {
+	ShowID   int64
+	SeatIDs  []string
+	Customer Customer // optional
+}
+
+// Hold places a box-office order: blocked seats may be sold and no
+// purchase limit applies (the counter sells for many people).
+func (c *Counter) Hold(ctx context.Context, h CounterHold) (Order, error) {
+	return c.e.Place(ctx, PlaceRequest{UserID: BoxOfficeUserID, ShowID: h.ShowID, SeatIDs: h.SeatIDs,
+		Customer: h.Customer, BoxOffice: true})
+}
+
+// CounterPayment is money a clerk took for a pending order.
+type CounterPayment struct {
+	OrderNo   string
+	Tender    Tender
+	Reference string // optional: the card slip number, a note
+	Clerk     string // the clerk's username
+}
+
+// TakePayment records the clerk's payment through HandlePayment, for the
+// order's amount, with a generated txn id. An order that is no longer
+// pending is refused before anything is written; if it ends between that
+// check and the payment's transaction, the payment is a recorded
+// discrepancy like any late callback, and the result says so.
+func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentResult, Order, error) {
+	p.Reference = strings.TrimSpace(p.Reference)
+	switch {
+	case p.Tender != TenderCash && p.Tender != TenderCard:
+		return "", Order{}, Invalidf("tender must be cash or card")
+	case utf8.RuneCountInString(p.Reference) > MaxCounterReferenceLen:
+		return "", Order{}, Invalidf("reference may have at most %d characters", MaxCounterReferenceLen)
+	case p.Clerk == "":
+		return "", Order{}, Invalidf("a counter payment needs the clerk who took it")
+	}
+	o, err := c.e.store.Order(ctx, p.OrderNo)
+	if err != nil {
+		return "", Order{}, err
+	}
+	if o.Status != StatusPending {
+		return "", o, ErrHoldEnded
+	}
+	res, err := c.e.HandlePayment(ctx, Payment{TxnID: counterTxnID(o), OrderNo: o.OrderNo, AmountCents: o.AmountCents,
+		Method: PaymentMethodCounter, Tender: p.Tender, Reference: p.Reference, Actor: ActorStaffPrefix + p.Clerk})
+	if err != nil {
+		return "", o, err
+	}
+	after, err := c.e.store.Order(ctx, o.OrderNo)
+	if err != nil {
+		return res, o, err
+	}
+	return res, after, nil
+}
+
+// counterTxnID names a counter payment: the order's code for a person
+// reading it, random bytes so a second payment of the order is a new txn
+// (a discrepancy), never a silent duplicate.
+func counterTxnID(o Order) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return "counter-" + o.Code + "-" + hex.EncodeToString(b[:])
+}
