@@ -36,6 +36,15 @@ const (
 // terminal's slip number, a note): payment.reference is VARCHAR(64).
 const MaxCounterReferenceLen = 64
 
+// Audit actions of counter sales.
+const (
+	AuditCounterHold    = "counter_hold"
+	AuditCounterPayment = "counter_payment"
+)
+
+// ErrNoTicket: only a paid order has a ticket to print.
+var ErrNoTicket = &Error{Kind: KindConflict, Code: "order_not_paid", Message: "only a paid order has a ticket"}
+
 // ErrHoldEnded refuses to take money for an order that is no longer
 // pending: the clerk must hold the seats again, not pay a dead order.
 var ErrHoldEnded = &Error{Kind: KindConflict, Code: "hold_ended", Message: "the hold has ended: the order is no longer waiting for payment"}

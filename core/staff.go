@@ -34,12 +34,13 @@ const (
 	ActShows         = "shows"          // create shows, change plans, block seats, cancel shows
 	ActRefund        = "refund"         // refund a paid order (a request above the approval threshold)
 	ActApproveRefund = "approve_refund" // refund at any amount; approve or reject requests
+	ActCounterSale   = "counter_sale"   // hold seats at the counter (blocked ones too), take cash or card
 )
 
 // Can is the permission table. Unknown roles and actions may do nothing.
 func (r Role) Can(action string) bool {
 	switch action {
-	case ActView, ActForceCancel, ActExtendHold, ActRefund:
+	case ActView, ActForceCancel, ActExtendHold, ActRefund, ActCounterSale:
 		return r.Valid()
 	case ActDiscrepancies, ActReconcile, ActAudit, ActApproveRefund:
 		return r == RoleOps || r == RoleAdmin

@@ -7,14 +7,15 @@ import (
 
 func TestRoleCan(t *testing.T) {
 	actions := []string{ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActStaff, ActShows,
-		ActRefund, ActApproveRefund}
+		ActRefund, ActApproveRefund, ActCounterSale}
 	allowed := map[Role][]string{
-		RoleBoxOffice: {ActView, ActForceCancel, ActExtendHold, ActRefund},
-		RoleManager:   {ActView, ActForceCancel, ActExtendHold, ActShows, ActRefund},
-		RoleOps:       {ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActRefund, ActApproveRefund},
-		RoleAdmin:     actions,
-		Role("root"):  nil,
-		Role(""):      nil,
+		RoleBoxOffice: {ActView, ActForceCancel, ActExtendHold, ActRefund, ActCounterSale},
+		RoleManager:   {ActView, ActForceCancel, ActExtendHold, ActShows, ActRefund, ActCounterSale},
+		RoleOps: {ActView, ActForceCancel, ActExtendHold, ActDiscrepancies, ActReconcile, ActAudit, ActRefund, ActApproveRefund,
+			ActCounterSale},
+		RoleAdmin:    actions,
+		Role("root"): nil,
+		Role(""):     nil,
 	}
 	for role, can := range allowed {
 		for _, a := range actions {

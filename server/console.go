@@ -49,7 +49,8 @@ type ConsoleDeps struct {
 type console struct {
 	ConsoleDeps
 	limiter *loginLimiter
-	cases   *core.Cases // the discrepancy case workflow
+	cases   *core.Cases   // the discrepancy case workflow
+	counter *core.Counter // counter sales
 }
 
 // Session and page settings.
@@ -85,7 +86,7 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
 	}
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
-		cases: core.NewCases(deps.DB, deps.Clock)}
+		cases: core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB)}
 
 	g := e.Group(web.Prefix, securityHeaders, cn.errorPages, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
@@ -119,6 +120,7 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	g.GET("/shows/:id", cn.seatMap, view)
 	g.GET("/shows/:id/events", cn.seatEvents, view)
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
+	cn.counterRoutes(g)
 	g.GET("/discrepancies", cn.discrepancies, disc)
 	g.GET("/discrepancies/:id", cn.discrepancyCase, disc)
 	g.POST("/discrepancies/:id/take", cn.takeCase, disc)

@@ -173,8 +173,12 @@ func (cn *console) orderDataOf(c echo.Context, no string) (web.OrderData, error)
 	if err != nil {
 		return web.OrderData{}, err
 	}
+	payments, err := cn.counter.Store().OrderPayments(ctx, no)
+	if err != nil {
+		return web.OrderData{}, err
+	}
 	return web.OrderData{Order: o, Show: show, Events: events, MaxHold: cn.Engine.MaxHold(),
-		Refunds: refunds, RefundApprovalCents: cn.Refunds.ApprovalCents()}, nil
+		Refunds: refunds, RefundApprovalCents: cn.Refunds.ApprovalCents(), Payments: payments}, nil
 }
 
 func (cn *console) order(c echo.Context) error {
@@ -184,7 +188,8 @@ func (cn *console) order(c echo.Context) error {
 	}
 	switch o := c.QueryParam("outcome"); o {
 	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled, web.OutcomeExtended,
-		web.OutcomeRefunded, web.OutcomeRefundRequested, web.OutcomeRefundRejected:
+		web.OutcomeRefunded, web.OutcomeRefundRequested, web.OutcomeRefundRejected,
+		web.OutcomeHeld, web.OutcomePaid, web.OutcomePaidLate:
 		d.Outcome = o
 	}
 	return render(c, http.StatusOK, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))

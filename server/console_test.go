@@ -295,6 +295,11 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		{"GET", "/console/shows/new", core.ActShows, nil, 200},
 		{"POST", "/console/shows/" + show + "/block", core.ActShows, url.Values{"seat_ids": {"C-4"}, "reason": {"house"}}, 303},
 		{"POST", "/console/shows/" + show + "/unblock", core.ActShows, url.Values{"seat_ids": {"C-4"}}, 303},
+		// Past the role check, refused the same for every role: an unknown
+		// seat, a hold the force-cancel above ended, an unpaid ticket.
+		{"POST", "/console/shows/" + show + "/counter", core.ActCounterSale, url.Values{"seat_ids": {"Z-99"}}, 422},
+		{"POST", "/console/orders/" + pending.OrderNo + "/pay", core.ActCounterSale, url.Values{"tender": {"cash"}}, 409},
+		{"GET", "/console/orders/" + pending.OrderNo + "/ticket", core.ActView, nil, 409},
 		{"GET", "/console/discrepancies", core.ActDiscrepancies, nil, 200},
 		{"GET", "/console/discrepancies/" + discID, core.ActDiscrepancies, nil, 200},
 		{"POST", "/console/discrepancies/" + discID + "/take", core.ActDiscrepancies, url.Values{}, 303},

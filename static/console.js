@@ -64,7 +64,124 @@
   document.addEventListener("htmx:sseOpen", streamState("open"));
   document.addEventListener("htmx:sseError", streamState("closed"));
 
+  // Counter sale: on a seat map with the counter form, clicking an
+  // available or blocked seat adds it to the sale or takes it out;
+  // shift-click adds every sellable seat of the row between the last seat
+  // picked and this one. Arrow keys move between seats, and Enter or Space
+  // presses one like a click. The form's seat field is the selection: it
+  // can be typed into, and the map follows it. The stream replaces seat
+  // buttons when their state changes, so the marks are drawn again after
+  // every swap.
+  var lastPicked = null;
+
+  function sellable(btn) {
+    var st = btn.getAttribute("data-state");
+    return st === "available" || st === "blocked";
+  }
+
+  function picked(field) {
+    return field.value.split(/[\s,]+/).filter(function (s) { return s !== ""; });
+  }
+
+  function markPicked() {
+    var field = document.getElementById("counter-seats");
+    if (!field) {
+      return;
+    }
+    var ids = picked(field);
+    var want = {};
+    ids.forEach(function (id) { want[id] = true; });
+    var marked = document.querySelectorAll(".seat-grid .seat.picked");
+    for (var i = 0; i < marked.length; i++) {
+      if (!want[marked[i].id.slice(5)]) {
+        marked[i].classList.remove("picked");
+        marked[i].removeAttribute("aria-pressed");
+      }
+    }
+    ids.forEach(function (id) {
+      var btn = document.getElementById("seat-" + id);
+      if (btn) {
+        btn.classList.add("picked");
+        btn.setAttribute("aria-pressed", "true");
+      }
+    });
+    var count = document.getElementById("counter-count");
+    if (count) {
+      count.textContent = ids.length === 0 ? "" : ids.length === 1 ? count.getAttribute("data-one") :
+        count.getAttribute("data-many").replace("%d", ids.length);
+    }
+  }
+
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target.closest && ev.target.closest(".seat-grid .seat");
+    var field = document.getElementById("counter-seats");
+    if (!btn || !field || !sellable(btn)) {
+      return;
+    }
+    var id = btn.id.slice(5);
+    var ids = picked(field);
+    var at = ids.indexOf(id);
+    var last = lastPicked && document.getElementById("seat-" + lastPicked);
+    if (ev.shiftKey && last && last.parentNode === btn.parentNode) {
+      var row = Array.prototype.slice.call(btn.parentNode.children);
+      var a = row.indexOf(last), b = row.indexOf(btn);
+      for (var i = Math.min(a, b); i <= Math.max(a, b); i++) {
+        var sid = row[i].id.slice(5);
+        if (sellable(row[i]) && ids.indexOf(sid) < 0) {
+          ids.push(sid);
+        }
+      }
+    } else if (at >= 0) {
+      ids.splice(at, 1);
+    } else {
+      ids.push(id);
+    }
+    lastPicked = id;
+    field.value = ids.join(", ");
+    markPicked();
+  });
+
+  document.addEventListener("keydown", function (ev) {
+    var btn = ev.target.closest && ev.target.closest(".seat-grid .seat");
+    if (!btn) {
+      return;
+    }
+    var next = null;
+    var row = btn.parentNode;
+    var col = Array.prototype.indexOf.call(row.children, btn);
+    switch (ev.key) {
+    case "ArrowLeft": next = btn.previousElementSibling; break;
+    case "ArrowRight": next = btn.nextElementSibling; break;
+    case "ArrowUp": next = row.previousElementSibling; break;
+    case "ArrowDown": next = row.nextElementSibling; break;
+    default: return;
+    }
+    if (next && next.classList.contains("seat-row")) {
+      next = next.children[Math.min(col, next.children.length - 1)];
+    }
+    if (next) {
+      ev.preventDefault();
+      next.focus();
+    }
+  });
+
+  document.addEventListener("input", function (ev) {
+    if (ev.target.id === "counter-seats") {
+      markPicked();
+    }
+  });
+
+  // The ticket page's print button (inline handlers are forbidden).
+  document.addEventListener("click", function (ev) {
+    if (ev.target.closest && ev.target.closest("[data-print]")) {
+      window.print();
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", tick);
+  document.addEventListener("DOMContentLoaded", markPicked);
+  document.addEventListener("htmx:oobAfterSwap", markPicked);
+  document.addEventListener("htmx:afterSettle", markPicked);
   document.addEventListener("htmx:afterSettle", tick);
   setInterval(tick, 1000);
 })();

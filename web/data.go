@@ -185,6 +185,9 @@ const (
 	OutcomeRefunded         = "refunded"
 	OutcomeRefundRequested  = "refund_requested" // waits for ops' approval
 	OutcomeRefundRejected   = "refund_rejected"
+	OutcomeHeld             = "held"      // a counter hold: take the payment next
+	OutcomePaid             = "paid"      // paid at the counter: print the ticket
+	OutcomePaidLate         = "paid_late" // the hold ended first: the money is a discrepancy
 )
 
 // MaxExtendMinutes is the longest one extension may be, in minutes.
@@ -215,6 +218,11 @@ type OrderData struct {
 	RefundApprovalCents int64
 	// The refund form, when it was sent and refused.
 	RefundReason, RefundReference, RefundError string
+	// Payments are the order's payment rows, oldest first.
+	Payments []core.Payment
+	// The take-payment form (counter sales), when it was sent and refused:
+	// what was entered and the reason in words.
+	PayTender, PayReference, PayError string
 }
 
 // OpenRefundRequest returns the refund request waiting for approval, if any.
@@ -231,6 +239,8 @@ func (d OrderData) OpenRefundRequest() (core.Refund, bool) {
 type SeatMapData struct {
 	Show  core.Show
 	Seats []core.SeatView // ordered by row, then column
+	// Counter is the counter-sale form, as sent when it was refused.
+	Counter CounterForm
 }
 
 // Rows splits the seats into rows of the grid.

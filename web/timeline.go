@@ -45,6 +45,9 @@ func detailFields() []detailField {
 		{"seat_ids", "ev.seats", list},
 		{"released", "ev.released", plain},
 		{"txn_id", "ev.txn", plain},
+		{"method", "ev.method", paymentMethod},
+		{"tender", "ev.tender", tender},
+		{"reference", "ev.reference", plain},
 		{"amount_cents", "ev.amount", money},
 		{"order_amount_cents", "ev.order_amount", money},
 		{"order_status", "ev.order_status", plain},
@@ -231,4 +234,14 @@ func (p Page) TimeMS(t time.Time) string {
 		return "—"
 	}
 	return t.In(p.loc()).Format("15:04:05.000")
+}
+
+func paymentMethod(p Page, v any) string {
+	s, _ := v.(string)
+	return TranslateOr(p.Lang, "payments.method."+s, s)
+}
+
+func tender(p Page, v any) string {
+	s, _ := v.(string)
+	return TranslateOr(p.Lang, "tender."+s, s)
 }
