@@ -34,7 +34,8 @@ generate:
 test: services check
 	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/core/testenv$$')
 	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
-	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestFailover$$' ./core/seats
+	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^(TestFailover|TestDialEvictionPolicyTopologies)$$' ./core/seats
+	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestRedisRelayFailover$$' ./server
 	$(MAKE) --no-print-directory test-multihost
 
 # On the multi-host topology (no store on 127.0.0.1): the topology's own

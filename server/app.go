@@ -70,7 +70,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
 	if a.relay != nil {
-		if err = a.relay.Start(ctx, a.hub.Deliver); err != nil {
+		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
 			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
 		}
 	}

@@ -133,12 +133,25 @@ func (h *SeatHub) removeLocked(s *SeatSubscription) {
 	}
 }
 
+// Resync ends every subscription but keeps the hub open: each seat stream
+// finishes, its browser reconnects and starts again from the whole grid.
+// The relay calls it when changes may have been lost (see RedisRelay).
+func (h *SeatHub) Resync() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.removeAllLocked()
+}
+
 // Close ends every subscription, so open event streams finish and a server
 // shutdown does not wait for them; later subscriptions end at once.
 func (h *SeatHub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+	h.removeAllLocked()
+}
+
+func (h *SeatHub) removeAllLocked() {
 	for _, set := range h.subs {
 		for s := range set {
 			h.removeLocked(s)

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
@@ -25,7 +27,7 @@ func startRelayInstance(t *testing.T, rdb redis.UniversalClient, channel string)
 	t.Helper()
 	relay := NewRedisRelay(rdb, channel, nil)
 	hub := NewSeatHub(relay, nil)
-	if err := relay.Start(t.Context(), hub.Deliver); err != nil {
+	if err := relay.Start(t.Context(), hub.Deliver, hub.Resync); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -50,6 +52,22 @@ func next(t *testing.T, s *SeatSubscription) SeatChange {
 		t.Fatal("no seat change within 5s")
 	}
 	return SeatChange{}
+}
+
+// ended drains s until the hub ends it, failing after a few seconds.
+func ended(t *testing.T, s *SeatSubscription, when string) {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-s.C:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("%s: the subscription did not end within 5s (no resync)", when)
+		}
+	}
 }
 
 func none(t *testing.T, s *SeatSubscription, what string) {
@@ -161,6 +179,38 @@ func TestRedisRelayClusterAnyNode(t *testing.T) {
 	}
 }
 
+// A lost connection (here the server restarting) makes go-redis subscribe
+// again by itself; the changes published in between are gone, so the relay
+// must resync the hub, and what is published afterwards must flow again.
+func TestRedisRelayResyncsAfterReconnect(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	srv := miniredis.NewMiniRedis()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rdb, err := seats.Dial(t.Context(), "redis://"+srv.Addr()+"/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	t.Run("relay", func(t *testing.T) {
+		inst := startRelayInstance(t, rdb, SeatChannel(0))
+		sub := inst.hub.Subscribe(41)
+		srv.Close()
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		ended(t, sub, "after the reconnect") // the resync
+		sub = inst.hub.Subscribe(41)
+		defer sub.Close()
+		inst.hub.SeatsChanged(41, []string{"after"}, core.SeatSold, "SF1")
+		if got := next(t, sub); got.SeatIDs[0] != "after" || got.State != core.SeatSold {
+			t.Errorf("after the reconnect got %+v", got)
+		}
+	})
+}
+
 func TestRedisRelayStartAndClose(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	emb, err := seats.StartEmbedded()
@@ -178,10 +228,10 @@ func TestRedisRelayStartAndClose(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("close before start: %v", err)
 	}
-	if err := r.Start(t.Context(), func(SeatChange) {}); err != nil {
+	if err := r.Start(t.Context(), func(SeatChange) {}, func() {}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Start(t.Context(), func(SeatChange) {}); err == nil {
+	if err := r.Start(t.Context(), func(SeatChange) {}, func() {}); err == nil {
 		t.Error("second Start succeeded")
 	}
 	if err := r.Close(); err != nil {
@@ -197,7 +247,7 @@ func TestRedisRelayStartAndClose(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	r = NewRedisRelay(rdb, SeatChannel(0), nil)
-	if err := r.Start(ctx, func(SeatChange) {}); err == nil {
+	if err := r.Start(ctx, func(SeatChange) {}, func() {}); err == nil {
 		t.Error("Start without Redis succeeded")
 	}
 	start := time.Now()
@@ -206,5 +256,91 @@ func TestRedisRelayStartAndClose(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*relayPublishTimeout {
 		t.Errorf("Publish without Redis took %v", d)
+	}
+}
+
+// TestRedisRelayFailover freezes the master the relay's subscription sits on
+// (on a Redis Cluster the master of the channel's slot, on a Sentinel group
+// the master) and shows that, while the old master is still silent, the
+// relay subscribes on its successor, tells the hub to resync (the open
+// seat streams end, so browsers reconnect and read the whole grid again,
+// covering the changes published while no one listened), and delivers a
+// change published after that. It prints how long the relay was deaf. Runs
+// only with SEATFLOW_TEST_REDIS_FAILOVER=1.
+func TestRedisRelayFailover(t *testing.T) {
+	testenv.NeedRedisFailover(t)
+	for _, kind := range []struct {
+		name string
+		url  func(testing.TB) string
+	}{
+		{"cluster", testenv.RedisCluster},
+		{"sentinel", testenv.RedisSentinel},
+	} {
+		t.Run(kind.name, func(t *testing.T) {
+			rdb, err := seats.Dial(t.Context(), kind.url(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdb.Close()
+			channel := SeatChannel(0) + ":" + t.Name()
+			inst := startRelayInstance(t, rdb, channel)
+			sub := inst.hub.Subscribe(41)
+			inst.hub.SeatsChanged(41, []string{"before"}, core.SeatLocked, "SF1")
+			if got := next(t, sub); got.SeatIDs[0] != "before" {
+				t.Fatalf("before the failover got %+v", got)
+			}
+
+			frozen := testenv.FreezeRedisMaster(t, testenv.MasterFor(t, rdb, channel))
+			start := time.Now()
+			// Everything below must happen before the frozen master wakes
+			// up: until then only a subscription on its successor hears
+			// anything.
+			deadline := time.After(testenv.FailoverWithin)
+			// The resync: the hub ends the stream of every browser.
+		resync:
+			for {
+				select {
+				case _, ok := <-sub.C:
+					if !ok {
+						break resync
+					}
+				case <-deadline:
+					t.Fatalf("no resync within %v of freezing %s: the relay's subscription did not come back", testenv.FailoverWithin, frozen)
+				}
+			}
+			resynced := time.Since(start)
+			// A browser reconnecting after the resync sees what is
+			// published from now on.
+			sub = inst.hub.Subscribe(41)
+			defer sub.Close()
+			var publishes int
+			for delivered := false; !delivered; {
+				publishes++
+				seat := fmt.Sprintf("after-%d", publishes)
+				if err := rdb.Publish(t.Context(), channel, `{"show_id":41,"seat_ids":["`+seat+`"],"state":1}`).Err(); err != nil {
+					t.Logf("publish %d: %v", publishes, err)
+				}
+				wait := time.After(time.Second)
+			receive:
+				for {
+					select {
+					case got, ok := <-sub.C:
+						if !ok {
+							t.Fatal("the new subscription closed")
+						}
+						if got.SeatIDs[0] == seat {
+							delivered = true
+							break receive
+						}
+					case <-wait:
+						break receive
+					case <-deadline:
+						t.Fatalf("no change delivered within %v of freezing %s (%d publishes)", testenv.FailoverWithin, frozen, publishes)
+					}
+				}
+			}
+			fmt.Printf("seat relay %s failover: resync after %v, a change delivered after %v (%d publishes)\n",
+				kind.name, resynced.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), publishes)
+		})
 	}
 }

@@ -23,11 +23,12 @@ const (
 	rejoinWithin = 60 * time.Second
 )
 
-// NeedRedisFailover skips the test unless RedisFailoverVar=1.
+// NeedRedisFailover skips the test unless RedisFailoverVar=1: for the tests
+// that disturb the shared topology (freeze a master, change its config).
 func NeedRedisFailover(t testing.TB) {
 	t.Helper()
 	if os.Getenv(RedisFailoverVar) != "1" {
-		t.Skipf("freezes a master of the shared topology: set %s=1 to run it alone (make test does, after the suite)", RedisFailoverVar)
+		t.Skipf("disturbs the shared topology: set %s=1 to run it alone (make test does, after the suite)", RedisFailoverVar)
 	}
 }
 

@@ -30,9 +30,10 @@ const (
 const (
 	RedisClusterVar  = "SEATFLOW_TEST_REDIS_CLUSTER"  // redis-cluster://host1:port1,host2:port2,...
 	RedisSentinelVar = "SEATFLOW_TEST_REDIS_SENTINEL" // redis-sentinel://host1:port1,.../master-name
-	// RedisFailoverVar=1 enables the tests that freeze a master of those
-	// topologies: they would fail the other packages' tests using the same
-	// topology, so `make test` runs them alone, after the suite.
+	// RedisFailoverVar=1 enables the tests that disturb those topologies
+	// (freeze a master, set an evicting policy): they would fail the other
+	// packages' tests using the same topology, so `make test` runs them
+	// alone, after the suite.
 	RedisFailoverVar = "SEATFLOW_TEST_REDIS_FAILOVER"
 )
 
