@@ -39,9 +39,10 @@ const (
 // subscription is down (a lost connection, a failover) never reaches that
 // instance. So after every re-subscription the relay asks its hub to resync
 // (SeatHub.Resync): the open seat streams end, and the browsers reconnect
-// and read the whole grid again, which has every change the gap swallowed. Resyncing once the new subscription is confirmed, not when the
-// old one is found dead, is what makes that complete: a grid read earlier
-// would miss the changes made before the relay listens again. Until then a
+// and read the whole grid again, which has every change the gap swallowed.
+// Resyncing once the new subscription is confirmed, not when the old one is
+// found dead, is what makes that complete: a grid read earlier would miss
+// the changes made before the relay listens again. Until then a
 // seat map may lag; nothing depends on the relay for correctness (its
 // truth is the database).
 type RedisRelay struct {
