@@ -306,13 +306,19 @@ func validateShow(s NewShow) error {
 	return nil
 }
 
+// PreviewShow checks a new show as CreateShow does and returns the price
+// categories and seats it would store, writing nothing.
+func PreviewShow(n NewShow) ([]PriceCategory, []Seat, error) {
+	if err := validateShow(n); err != nil {
+		return nil, nil, err
+	}
+	return BuildPlan(n.Plan)
+}
+
 // CreateShow checks the show and its plan and stores them in one
 // transaction: a bad plan writes nothing.
 func (e *Engine) CreateShow(ctx context.Context, n NewShow) (Show, error) {
-	if err := validateShow(n); err != nil {
-		return Show{}, err
-	}
-	cats, seats, err := BuildPlan(n.Plan)
+	cats, seats, err := PreviewShow(n)
 	if err != nil {
 		return Show{}, err
 	}

@@ -37,7 +37,14 @@ func (cn *console) createShow(c echo.Context) error {
 		Currency: strings.TrimSpace(c.FormValue("currency")), Categories: c.FormValue("categories"),
 		Source: c.FormValue("source"), Rows: c.FormValue("rows"), PerRow: c.FormValue("seats_per_row"),
 		GridCategory: strings.TrimSpace(c.FormValue("grid_category"))}
-	n, csvPlan, err := cn.newShowFromForm(c, d)
+	n, csvPlan, err := cn.newShowFromForm(c, &d)
+	if err == nil && c.FormValue("preview") != "" {
+		var v web.ShowPreview
+		if v.Categories, v.Seats, err = core.PreviewShow(n); err == nil {
+			d.Preview = &v
+			return render(c, http.StatusOK, web.NewShowPage(cn.page(c, "newshow.title", web.NavShows), d))
+		}
+	}
 	if err == nil {
 		var show core.Show
 		if show, err = cn.Engine.CreateShow(c.Request().Context(), n); err == nil {
@@ -55,7 +62,8 @@ func (cn *console) createShow(c echo.Context) error {
 
 // newShowFromForm reads the form into a NewShow; csvPlan says the seats
 // came from a CSV file, whose line numbers the error message should use.
-func (cn *console) newShowFromForm(c echo.Context, d web.NewShowData) (core.NewShow, bool, error) {
+// An uploaded plan is kept in d.PlanText for the form's next round.
+func (cn *console) newShowFromForm(c echo.Context, d *web.NewShowData) (core.NewShow, bool, error) {
 	n := core.NewShow{Name: strings.TrimSpace(d.Name), Venue: strings.TrimSpace(d.Venue), Currency: d.Currency}
 	if d.StartsAt != "" {
 		t, err := time.ParseInLocation("2006-01-02T15:04", d.StartsAt, cn.page(c, "", "").Loc)
@@ -78,22 +86,11 @@ func (cn *console) newShowFromForm(c echo.Context, d web.NewShowData) (core.NewS
 		n.Plan.Grid = &core.GridSpec{Rows: rows, SeatsPerRow: perRow, Category: d.GridCategory}
 		return n, false, nil
 	}
-	fh, err := c.FormFile("plan")
+	data, err := uploadedPlan(c)
 	if err != nil {
-		return n, false, core.Invalidf("choose a plan file to upload")
+		return n, false, err
 	}
-	f, err := fh.Open()
-	if err != nil {
-		return n, false, fmt.Errorf("open uploaded plan: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPlanUpload+1))
-	if err != nil {
-		return n, false, fmt.Errorf("read uploaded plan: %w", err)
-	}
-	if len(data) > maxPlanUpload {
-		return n, false, core.Invalidf("the plan file is larger than %d MB", maxPlanUpload>>20)
-	}
+	d.PlanText = string(data)
 	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
 		var req planRequest
 		if err := decodeJSON(data, &req); err != nil {
@@ -110,6 +107,30 @@ func (cn *console) newShowFromForm(c echo.Context, d web.NewShowData) (core.NewS
 		return n, true, err
 	}
 	return n, true, nil
+}
+
+// uploadedPlan is the plan file chosen, or else the one an earlier round
+// of the form (a preview) kept.
+func uploadedPlan(c echo.Context) ([]byte, error) {
+	var data []byte
+	if fh, err := c.FormFile("plan"); err == nil {
+		f, err := fh.Open()
+		if err != nil {
+			return nil, fmt.Errorf("open uploaded plan: %w", err)
+		}
+		defer f.Close()
+		if data, err = io.ReadAll(io.LimitReader(f, maxPlanUpload+1)); err != nil {
+			return nil, fmt.Errorf("read uploaded plan: %w", err)
+		}
+	} else if kept := c.FormValue("plan_text"); kept != "" {
+		data = []byte(kept)
+	} else {
+		return nil, core.Invalidf("choose a plan file to upload")
+	}
+	if len(data) > maxPlanUpload {
+		return nil, core.Invalidf("the plan file is larger than %d MB", maxPlanUpload>>20)
+	}
+	return data, nil
 }
 
 // parseCategories reads "code,name,price_cents" lines.

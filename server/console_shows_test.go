@@ -198,3 +198,67 @@ func TestConsoleBlockSeats(t *testing.T) {
 		t.Errorf("audit: %d blocks, %d unblocks", env.auditCount(core.AuditSeatsBlock), env.auditCount(core.AuditSeatsUnblock))
 	}
 }
+
+// TestConsoleShowPreview: "Preview the map" draws the plan without writing
+// it, a bad plan is refused the same way as on create, and an uploaded
+// plan is kept, so the show is created afterwards without a second upload.
+func TestConsoleShowPreview(t *testing.T) {
+	env := newConsoleEnv(t)
+	b := env.login(core.RoleManager)
+	showCount := func() int {
+		shows, err := env.db.Shows(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(shows)
+	}
+	before := showCount()
+	preview := func(fields map[string]string, fileName, file string) string {
+		t.Helper()
+		f := map[string]string{"preview": "1"}
+		for k, v := range fields {
+			f[k] = v
+		}
+		rec := b.postMultipart("/console/shows", f, fileName, file)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("preview: status %d: %.300s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+
+	grid := preview(newShowFields("grid"), "", "")
+	for _, want := range []string{`id="show-preview"`, `id="preview-seats">12<`, `id="preview-capacity">300.00 EUR<`,
+		`title="C-4 · STD · 25.00"`} {
+		if !strings.Contains(grid, want) {
+			t.Errorf("grid preview lacks %s", want)
+		}
+	}
+	csvPlan := "section,row,number,category,x,y\nStalls,A,1,STD,10,10\nStalls,A,2,VIP,20,10\n"
+	up := preview(newShowFields("upload"), "plan.csv", csvPlan)
+	if !strings.Contains(up, `id="preview-seats">2<`) || !strings.Contains(up, `id="plan-kept"`) ||
+		!strings.Contains(up, `name="plan_text" value="section,row,number,category,x,y`) {
+		t.Errorf("upload preview: seats, or the kept plan, missing")
+	}
+	if n := showCount(); n != before {
+		t.Fatalf("previews wrote %d shows", n-before)
+	}
+	if rec := b.postMultipart("/console/shows", map[string]string{"preview": "1", "name": "x", "starts_at": "2027-06-01T20:00",
+		"currency": "EUR", "categories": "STD,Standard,2500", "source": "upload"}, "plan.csv",
+		"section,row,number,category,x,y\nStalls,A,1,GOLD,1,1\n"); rec.Code != http.StatusUnprocessableEntity ||
+		!strings.Contains(rec.Body.String(), "plan line 2: &#34;GOLD&#34; is not a price category") || strings.Contains(rec.Body.String(), `id="show-preview"`) {
+		t.Errorf("bad plan preview: %d: %.300s", rec.Code, rec.Body)
+	}
+
+	// Create with the kept plan and no file.
+	fields := newShowFields("upload")
+	fields["plan_text"] = csvPlan
+	rec := b.postMultipart("/console/shows", fields, "", "")
+	var id int64
+	if _, err := fmt.Sscanf(rec.Header().Get("Location"), "/console/shows/%d", &id); rec.Code != http.StatusSeeOther || err != nil {
+		t.Fatalf("create from the kept plan: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	seats, err := env.db.Seats(context.Background(), id)
+	if err != nil || len(seats) != 2 || seats[1].Category != "VIP" {
+		t.Errorf("seats of the show created from the kept plan: %+v %v", seats, err)
+	}
+}
