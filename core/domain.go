@@ -182,6 +182,8 @@ const (
 	DiscrepancySecondPayment   = "second_payment"
 	DiscrepancyAmountMismatch  = "amount_mismatch"
 	DiscrepancyPaidAfterRefund = "paid_after_refund"
+	DiscrepancyUnknownOrder    = "unknown_order" // no such order (a restore from backup lost it?)
+	DiscrepancyTxnConflict     = "txn_conflict"  // a txn id already recorded for other money
 )
 
 // Discrepancy is a payment that lost the race or did not match its order.

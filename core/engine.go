@@ -491,16 +491,38 @@ func (p Payment) detail() map[string]any {
 	return d
 }
 
+// recordTxnConflict opens a case for a callback whose txn id is already
+// recorded for another order or amount, with both in its note, and puts it
+// on the order's timeline when the order exists.
+func recordTxnConflict(ctx context.Context, tx Tx, p, prev Payment, now time.Time, orderExists bool) error {
+	if err := tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: DiscrepancyTxnConflict,
+		AmountCents: p.AmountCents, CreatedAt: now, Status: "open",
+		Note: fmt.Sprintf("txn id already recorded for order %s, %d cents", prev.OrderNo, prev.AmountCents)}); err != nil {
+		return err
+	}
+	if !orderExists {
+		return nil
+	}
+	return tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventDiscrepancy, Detail: map[string]any{
+		"txn_id": p.TxnID, "kind": DiscrepancyTxnConflict, "amount_cents": p.AmountCents,
+		"other_order_no": prev.OrderNo, "other_amount_cents": prev.AmountCents}})
+}
+
+// paymentRefPattern is what a callback's order reference and txn id may
+// look like. Money for an unknown order is recorded, so the reference must
+// be something a person can read back and search for.
+var paymentRefPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/+=-]*$`)
+
 // HandlePayment applies a verified payment callback. One transaction records
 // the payment (UNIQUE txn_id makes a repeat a no-op "duplicate") and runs the
 // same conditional update as every cancel; a payment that loses to a cancel
 // becomes a recorded discrepancy and never revives the order.
 func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, error) {
 	switch {
-	case p.OrderNo == "" || len(p.OrderNo) > 40:
-		return "", Invalidf("order_no is required (at most 40 characters)")
-	case p.TxnID == "" || len(p.TxnID) > 64:
-		return "", Invalidf("txn_id is required (at most 64 characters)")
+	case len(p.OrderNo) > 40 || !paymentRefPattern.MatchString(p.OrderNo):
+		return "", Invalidf("order_no is required: at most 40 letters, digits or . _ : / + = -")
+	case len(p.TxnID) > 64 || !paymentRefPattern.MatchString(p.TxnID):
+		return "", Invalidf("txn_id is required: at most 64 letters, digits or . _ : / + = -")
 	case p.AmountCents <= 0:
 		return "", Invalidf("amount_cents must be a positive integer")
 	}
@@ -517,13 +539,16 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		discKind  string
 		mismatch  bool
 		duplicate bool
+		conflict  bool
 	)
 	err := e.store.InTx(ctx, func(tx Tx) error {
-		result, order, discKind, mismatch, duplicate = "", Order{}, "", false, false
+		result, order, discKind, mismatch, duplicate, conflict = "", Order{}, "", false, false, false
 		// The order row first, as in every cancel (one lock order, no
-		// deadlock); an unknown order rolls back with nothing written.
+		// deadlock). Money for an unknown order is recorded all the same.
 		var err error
-		if order, err = tx.OrderForUpdate(ctx, p.OrderNo); err != nil {
+		order, err = tx.OrderForUpdate(ctx, p.OrderNo)
+		unknown := errors.Is(err, ErrOrderNotFound)
+		if err != nil && !unknown {
 			return err
 		}
 		inserted, err := tx.InsertPayment(ctx, p)
@@ -531,8 +556,26 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 			return err
 		}
 		if !inserted {
-			duplicate = true
-			return nil
+			prev, err := tx.PaymentByTxn(ctx, p.TxnID)
+			if err != nil {
+				return err
+			}
+			if prev.OrderNo == p.OrderNo && prev.AmountCents == p.AmountCents {
+				duplicate = true
+				return nil
+			}
+			// The txn id names other money: not a repeat, so never
+			// swallowed. The payment row keeps the first; the case keeps this one.
+			conflict, discKind = true, DiscrepancyTxnConflict
+			return recordTxnConflict(ctx, tx, p, prev, now, !unknown)
+		}
+		if unknown {
+			result, discKind = PaymentDiscrepancy, DiscrepancyUnknownOrder
+			if err := tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: discKind,
+				AmountCents: p.AmountCents, CreatedAt: now, Status: "open"}); err != nil {
+				return err
+			}
+			return tx.SetPaymentResult(ctx, p.TxnID, DiscrepancyUnknownOrder)
 		}
 		won := false
 		if p.AmountCents != order.AmountCents {
@@ -587,6 +630,10 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 	if discKind != "" {
 		e.metrics.Discrepancies.WithLabelValues(discKind).Inc()
 		e.log.WarnContext(ctx, "payment recorded as a discrepancy", "order_no", p.OrderNo, "txn_id", p.TxnID, "kind", discKind)
+	}
+	if conflict {
+		e.metrics.Payments.WithLabelValues(DiscrepancyTxnConflict).Inc()
+		return "", ErrTxnConflict
 	}
 	if mismatch {
 		e.metrics.Payments.WithLabelValues(paymentAmountMismatch).Inc()

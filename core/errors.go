@@ -54,6 +54,7 @@ var (
 	ErrPurchaseLimit    = &Error{Kind: KindLimit, Code: "purchase_limit", Message: "purchase limit reached"}
 	ErrOrderNotPending  = &Error{Kind: KindConflict, Code: "order_not_pending", Message: "order is not pending"}
 	ErrAmountMismatch   = &Error{Kind: KindConflict, Code: "amount_mismatch", Message: "payment amount does not match the order"}
+	ErrTxnConflict      = &Error{Kind: KindConflict, Code: "txn_conflict", Message: "this txn_id is already recorded for another order or amount; the callback is recorded as a discrepancy"}
 	ErrStoreUnavailable = &Error{Kind: KindUnavailable, Code: "store_unavailable", Message: "a backing store is unavailable"}
 )
 

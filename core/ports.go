@@ -66,6 +66,8 @@ type Tx interface {
 	DeleteOrderSeats(ctx context.Context, orderNo string) ([]string, error)
 	// InsertPayment records a payment; false when txn_id was seen before.
 	InsertPayment(ctx context.Context, p Payment) (bool, error)
+	// PaymentByTxn reads the payment recorded under txnID.
+	PaymentByTxn(ctx context.Context, txnID string) (Payment, error)
 	// SetPaymentResult records what the payment did (paid, discrepancy, ...).
 	SetPaymentResult(ctx context.Context, txnID string, result string) error
 	InsertDiscrepancy(ctx context.Context, d Discrepancy) error

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -41,9 +42,12 @@ func (s *Server) handlePaymentCallback(c echo.Context) error {
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
-	// The gateway may quote the short code the customer paid with.
+	// The gateway may quote the short code the customer paid with. Money
+	// for an order nobody knows is recorded under the reference as sent.
 	no, err := s.engine.OrderNo(c.Request().Context(), req.OrderNo)
-	if err != nil {
+	if errors.Is(err, core.ErrOrderNotFound) {
+		no = req.OrderNo
+	} else if err != nil {
 		return err
 	}
 	p := core.Payment{OrderNo: no, TxnID: req.TxnID, AmountCents: req.AmountCents}

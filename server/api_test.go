@@ -358,7 +358,11 @@ func TestPaymentCallback(t *testing.T) {
 		{"duplicate", fmt.Sprintf(`{"order_no":%q,"txn_id":"T1","amount_cents":1500,"paid_at":"2026-01-02T15:04:05Z"}`, o1), 200, "duplicate"},
 		{"after cancel", fmt.Sprintf(`{"order_no":%q,"txn_id":"T2","amount_cents":1250}`, o2), 200, "discrepancy"},
 		{"amount mismatch", fmt.Sprintf(`{"order_no":%q,"txn_id":"T3","amount_cents":999}`, o3), 409, "amount_mismatch"},
-		{"unknown order", `{"order_no":"SF0000","txn_id":"T4","amount_cents":100}`, 404, "order_not_found"},
+		{"unknown order", `{"order_no":"SF0000","txn_id":"T4","amount_cents":100}`, 200, "discrepancy"},
+		{"unknown order repeated", `{"order_no":"SF0000","txn_id":"T4","amount_cents":100}`, 200, "duplicate"},
+		{"txn id of another order", fmt.Sprintf(`{"order_no":%q,"txn_id":"T2","amount_cents":1000}`, o3), 409, "txn_conflict"},
+		{"txn id with another amount", fmt.Sprintf(`{"order_no":%q,"txn_id":"T1","amount_cents":1499}`, o1), 409, "txn_conflict"},
+		{"order_no not a reference", `{"order_no":"SF 1","txn_id":"T9","amount_cents":100}`, 400, "invalid_request"},
 		{"zero amount", fmt.Sprintf(`{"order_no":%q,"txn_id":"T5","amount_cents":0}`, o3), 400, "invalid_request"},
 		{"no txn_id", fmt.Sprintf(`{"order_no":%q,"amount_cents":1000}`, o3), 400, "invalid_request"},
 		{"bad paid_at", fmt.Sprintf(`{"order_no":%q,"txn_id":"T6","amount_cents":1000,"paid_at":"yesterday"}`, o3), 400, "invalid_request"},
@@ -391,9 +395,13 @@ func TestPaymentCallback(t *testing.T) {
 		t.Errorf("statuses %s %s %s, want paid cancelled pending", s1, s2, s3)
 	}
 	// Every payment that reached the engine is recorded: T1 once, T2 as a
-	// discrepancy (paid after cancel), T3 as an amount mismatch.
-	if got := a.counts(); got["payment"] != 3 || got["discrepancy"] != 2 {
-		t.Errorf("rows: %v, want 3 payments and 2 discrepancies", got)
+	// discrepancy (paid after cancel), T3 as an amount mismatch, T4 for an
+	// unknown order; the two callbacks reusing T1 and T2 as cases.
+	if got := a.counts(); got["payment"] != 4 || got["discrepancy"] != 5 {
+		t.Errorf("rows: %v, want 4 payments and 5 discrepancies", got)
+	}
+	if s3 := status(o3); s3 != "pending" {
+		t.Errorf("a callback reusing another order's txn id left o3 %s", s3)
 	}
 }
 

@@ -481,6 +481,9 @@ var catalog = map[string]entry{
 	"disc.kind.paid_after_cancel": {"paid after cancel", "取消后支付"},
 	"disc.kind.second_payment":    {"second payment", "重复支付"},
 	"disc.kind.amount_mismatch":   {"amount mismatch", "金额不符"},
+	"disc.kind.unknown_order":     {"unknown order", "未知订单"},
+	"disc.kind.txn_conflict":      {"txn id reused", "交易号冲突"},
+	"disc.kind.paid_after_refund": {"paid after refund", "退款后支付"},
 
 	"reconcile.title":             {"Reconcile", "对账"},
 	"reconcile.run_now":           {"Run now", "立即对账"},

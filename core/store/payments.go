@@ -68,19 +68,33 @@ type paymentRow struct {
 	Actor       string `db:"actor"`
 }
 
+// PaymentByTxn implements core.Tx.
+func (t *tx) PaymentByTxn(ctx context.Context, txnID string) (core.Payment, error) {
+	var r paymentRow
+	if err := t.x.GetContext(ctx, &r, `SELECT `+paymentCols+` FROM payment WHERE txn_id = ?`, txnID); err != nil {
+		return core.Payment{}, dbErr(err, "payment %s", txnID)
+	}
+	return r.payment(), nil
+}
+
+const paymentCols = `txn_id, order_no, amount_cents, paid_at, received_at, result, method, tender, reference, actor`
+
+func (r paymentRow) payment() core.Payment {
+	return core.Payment{TxnID: r.TxnID, OrderNo: r.OrderNo, AmountCents: r.AmountCents, PaidAt: fromMS(r.PaidAt),
+		ReceivedAt: fromMS(r.ReceivedAt), Result: r.Result, Method: r.Method, Tender: core.Tender(r.Tender),
+		Reference: r.Reference, Actor: r.Actor}
+}
+
 // OrderPayments returns every payment recorded for the order, applied or
 // not, oldest first (idx_order_no).
 func (db *DB) OrderPayments(ctx context.Context, orderNo string) ([]core.Payment, error) {
 	var rows []paymentRow
-	if err := db.r.SelectContext(ctx, &rows, `SELECT txn_id, order_no, amount_cents, paid_at, received_at, result,
- method, tender, reference, actor FROM payment WHERE order_no = ? ORDER BY id`, orderNo); err != nil {
+	if err := db.r.SelectContext(ctx, &rows, `SELECT `+paymentCols+` FROM payment WHERE order_no = ? ORDER BY id`, orderNo); err != nil {
 		return nil, dbErr(err, "payments of %s", orderNo)
 	}
 	out := make([]core.Payment, len(rows))
 	for i, r := range rows {
-		out[i] = core.Payment{TxnID: r.TxnID, OrderNo: r.OrderNo, AmountCents: r.AmountCents, PaidAt: fromMS(r.PaidAt),
-			ReceivedAt: fromMS(r.ReceivedAt), Result: r.Result, Method: r.Method, Tender: core.Tender(r.Tender),
-			Reference: r.Reference, Actor: r.Actor}
+		out[i] = r.payment()
 	}
 	return out, nil
 }
