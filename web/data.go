@@ -390,7 +390,7 @@ type ReconcileItem struct {
 	ShowID  int64
 	SeatIDs []string
 	UserID  int64
-	Action  string // cancel | mark_sold | delete_row | release | relock | set_limit | report
+	Action  string // cancel | mark_sold | delete_row | release | relock | set_limit | report | release_sold | block | unblock
 	Detail  string
 	Fixed   bool
 	Error   string

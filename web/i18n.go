@@ -483,6 +483,10 @@ var catalog = map[string]entry{
 	"reconcile.result.skipped":    {"left alone", "未处理"},
 	"reconcile.result.gone":       {"no longer there", "已不存在"},
 
+	"reconcile.action.release_sold": {"free the refunded seats", "释放已退款座位"},
+	"reconcile.action.block":        {"block the seats again", "重新封锁座位"},
+	"reconcile.action.unblock":      {"unblock the seats", "解除座位封锁"},
+
 	"audit.title":  {"Audit log", "审计日志"},
 	"audit.at":     {"When", "时间"},
 	"audit.staff":  {"Who", "操作者"},
