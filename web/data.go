@@ -213,8 +213,10 @@ type OrderData struct {
 	// RefundApprovalCents (0: never) box office only asks for one.
 	Refunds             []core.Refund
 	RefundApprovalCents int64
-	// The refund form, when it was sent and refused.
+	// The refund form, when it was sent and refused: RefundError is a
+	// catalog key, filled in with RefundErrorArgs.
 	RefundReason, RefundReference, RefundError string
+	RefundErrorArgs                            []any
 }
 
 // OpenRefundRequest returns the refund request waiting for approval, if any.
