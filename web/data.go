@@ -526,11 +526,13 @@ type ErrorData struct {
 	RequestID string
 }
 
-// OrdersQuery is the orders page's filters.
+// OrdersQuery is the orders page's filters, named in the links as GET
+// /api/v1/orders names them.
 type OrdersQuery struct {
 	Q      string
 	ShowID int64
 	Status string // comma-separated statuses, "" for all
+	Limit  string // orders a page, "" for the default
 	Cursor string
 }
 
@@ -550,10 +552,13 @@ func (q OrdersQuery) Values(cursor string) string {
 		v.Set("q", q.Q)
 	}
 	if q.ShowID != 0 {
-		v.Set("show", strconv.FormatInt(q.ShowID, 10))
+		v.Set("show_id", strconv.FormatInt(q.ShowID, 10))
 	}
 	if q.Status != "" {
 		v.Set("status", q.Status)
+	}
+	if q.Limit != "" {
+		v.Set("limit", q.Limit)
 	}
 	if cursor != "" {
 		v.Set("cursor", cursor)
