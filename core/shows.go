@@ -452,7 +452,7 @@ func (e *Engine) BlockSeats(ctx context.Context, r BlockRequest) error {
 		if len(added) > 0 {
 			if uerr := e.seats.Unblock(context.WithoutCancel(ctx), r.ShowID, added); uerr != nil {
 				e.metrics.SeatStoreFailure.WithLabelValues("compensate").Inc()
-				e.log.ErrorContext(ctx, "block: unblocking seats after a failed transaction", "show_id", r.ShowID, "err", uerr)
+				e.log.ErrorContext(ctx, "block: the transaction failed and so did unblocking its seats; reconcile (block_drift) lifts them", "show_id", r.ShowID, "err", uerr)
 			}
 		}
 		if errors.Is(err, ErrSeatUnavailable) {
