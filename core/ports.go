@@ -95,8 +95,9 @@ type SeatStore interface {
 	LockBlocked(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error
 	// Block marks the seats blocked, or none of them: SeatsUnavailable
 	// naming the seats that are locked or sold. It returns the seats that
-	// were not blocked before.
-	Block(ctx context.Context, showID int64, seatIDs []string, reason string) ([]string, error)
+	// were not blocked before. now is kept with each block, so reconcile
+	// can tell a block in flight from a stale one.
+	Block(ctx context.Context, showID int64, seatIDs []string, reason string, now time.Time) ([]string, error)
 	// Unblock removes blocks; seats not blocked are left alone.
 	Unblock(ctx context.Context, showID int64, seatIDs []string) error
 	// Blocks returns the show's blocked seats: seat id → reason.

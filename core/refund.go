@@ -56,11 +56,13 @@ const (
 	AuditRefundApprove   = "refund_approve"
 	AuditRefundReject    = "refund_reject"
 	seatReleaseOpRefund  = "refund_release"
-	maxRefundReasonLen   = 500
 )
 
 // MaxRefundReferenceLen bounds a refund's payment-provider reference.
 const MaxRefundReferenceLen = 128
+
+// MaxRefundReasonLen bounds a refund's reason and a rejection's note.
+const MaxRefundReasonLen = 500
 
 // Refund errors.
 var (
@@ -153,8 +155,8 @@ func validRefund(req RefundRequest) error {
 		return Invalidf("order number is required (at most 40 characters)")
 	case reason == "":
 		return Invalidf("reason is required")
-	case utf8.RuneCountInString(reason) > maxRefundReasonLen:
-		return Invalidf("reason may have at most %d characters", maxRefundReasonLen)
+	case utf8.RuneCountInString(reason) > MaxRefundReasonLen:
+		return Invalidf("reason may have at most %d characters", MaxRefundReasonLen)
 	case utf8.RuneCountInString(req.Reference) > MaxRefundReferenceLen:
 		return Invalidf("reference may have at most %d characters", MaxRefundReferenceLen)
 	case req.Actor == "":
@@ -343,8 +345,8 @@ func (r *Refunds) Reject(ctx context.Context, id int64, approver, note string) (
 	switch {
 	case approver == "":
 		return Refund{}, Invalidf("a rejection needs an approver")
-	case utf8.RuneCountInString(note) > maxRefundReasonLen:
-		return Refund{}, Invalidf("note may have at most %d characters", maxRefundReasonLen)
+	case utf8.RuneCountInString(note) > MaxRefundReasonLen:
+		return Refund{}, Invalidf("note may have at most %d characters", MaxRefundReasonLen)
 	}
 	req, err := r.store.Refund(ctx, id)
 	if err != nil {

@@ -449,15 +449,16 @@ func (e *Engine) BlockSeats(ctx context.Context, r BlockRequest) error {
 		return ErrShowCancelled
 	}
 	ids := slices.Sorted(slices.Values(r.SeatIDs))
-	added, err := e.seats.Block(ctx, r.ShowID, ids, r.Reason)
+	now := e.clock.Now()
+	added, err := e.seats.Block(ctx, r.ShowID, ids, r.Reason, now)
 	if err != nil {
 		return err
 	}
-	if err := e.store.BlockSeats(ctx, r.ShowID, ids, r.Reason, e.clock.Now()); err != nil {
+	if err := e.store.BlockSeats(ctx, r.ShowID, ids, r.Reason, now); err != nil {
 		if len(added) > 0 {
 			if uerr := e.seats.Unblock(context.WithoutCancel(ctx), r.ShowID, added); uerr != nil {
 				e.metrics.SeatStoreFailure.WithLabelValues("compensate").Inc()
-				e.log.ErrorContext(ctx, "block: unblocking seats after a failed transaction", "show_id", r.ShowID, "err", uerr)
+				e.log.ErrorContext(ctx, "block: the transaction failed and so did unblocking its seats; reconcile (block_drift) lifts them", "show_id", r.ShowID, "err", uerr)
 			}
 		}
 		if errors.Is(err, ErrSeatUnavailable) {
@@ -482,7 +483,7 @@ func (e *Engine) UnblockSeats(ctx context.Context, r BlockRequest) error {
 	}
 	if err := e.seats.Unblock(context.WithoutCancel(ctx), r.ShowID, ids); err != nil {
 		e.metrics.SeatStoreFailure.WithLabelValues("unblock").Inc()
-		e.log.ErrorContext(ctx, "unblock committed but the seat store still blocks the seats; a rebuild frees them",
+		e.log.ErrorContext(ctx, "unblock committed but the seat store still blocks the seats; reconcile (block_drift) frees them",
 			"show_id", r.ShowID, "err", err)
 		return nil
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,24 +16,30 @@ type orderPageJSON struct {
 	NextCursor string      `json:"next_cursor,omitempty"` // absent on the last page
 }
 
-// searchParams reads q, show_id, status (comma-separated), limit and cursor.
-func searchParams(c echo.Context, showParam string) (core.OrderSearch, error) {
+// searchParams reads an order search by the parameter names GET
+// /api/v1/orders and the console's orders page share: q, show_id, status
+// (comma-separated), limit and cursor. Every refusal is a KindInvalid
+// error naming the parameter.
+func searchParams(c echo.Context) (core.OrderSearch, error) {
 	var show int64
-	if v := c.QueryParam(showParam); v != "" {
+	if v := strings.TrimSpace(c.QueryParam(paramShowID)); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
 			return core.OrderSearch{}, &core.Error{Kind: core.KindInvalid, Code: core.ErrSearchShow.Code,
-				Message: showParam + " must be a positive integer"}
+				Message: paramShowID + " must be a positive integer"}
 		}
 		show = n
 	}
 	return core.NewOrderSearch(c.QueryParam("q"), show, c.QueryParam("status"), c.QueryParam("limit"), c.QueryParam("cursor"))
 }
 
+// paramShowID names the show filter of an order search.
+const paramShowID = "show_id"
+
 // handleSearchOrders finds orders by code, order number, seat, user,
 // customer or payment, newest first, one keyset page at a time.
 func (s *Server) handleSearchOrders(c echo.Context) error {
-	q, err := searchParams(c, "show_id")
+	q, err := searchParams(c)
 	if err != nil {
 		return err
 	}

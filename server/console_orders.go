@@ -13,45 +13,48 @@ import (
 	"seatflow/web"
 )
 
-// ordersQuery reads the orders page's filters: q, show, status and cursor.
-func ordersQuery(c echo.Context) (web.OrdersQuery, error) {
+// ordersFilters reads the orders page's filters through searchParams, by
+// the API's names: the filters as typed (for the form and the links) and
+// the search they ask for, or why they are refused.
+func ordersFilters(c echo.Context) (web.OrdersQuery, core.OrderSearch, error) {
 	q := web.OrdersQuery{Q: strings.TrimSpace(c.QueryParam("q")), Status: c.QueryParam("status"),
-		Cursor: c.QueryParam("cursor")}
-	var err error
-	q.ShowID, err = queryID(c, "show")
-	return q, err
+		Limit: c.QueryParam("limit"), Cursor: c.QueryParam("cursor")}
+	search, err := searchParams(c)
+	q.ShowID = search.ShowID
+	return q, search, err
 }
 
 // orders is the console's order search (the header's search box lands
 // here): every status, newest first, keyset-paged; a bad filter is a
 // message on the page.
 func (cn *console) orders(c echo.Context) error {
-	ctx := c.Request().Context()
-	q, err := ordersQuery(c)
-	if err != nil {
-		return err
-	}
-	shows, err := cn.Engine.Shows(ctx)
-	if err != nil {
-		return err
-	}
-	d := web.OrdersData{Query: q, Shows: shows}
-	status := http.StatusOK
-	search, err := core.NewOrderSearch(q.Q, q.ShowID, q.Status, "", q.Cursor)
+	q, search, err := ordersFilters(c)
 	if err == nil {
 		var page core.OrderPage
-		if page, err = cn.DB.SearchOrders(ctx, search); err == nil {
-			d.Orders, d.Next = page.Orders, page.Next
+		if page, err = cn.DB.SearchOrders(c.Request().Context(), search); err == nil {
+			return cn.ordersPage(c, http.StatusOK, web.OrdersData{Query: q, Orders: page.Orders, Next: page.Next})
 		}
 	}
+	return cn.refusedFilters(c, q, err)
+}
+
+// refusedFilters shows the orders page with the message of a bad filter
+// (400); any other error is an error page.
+func (cn *console) refusedFilters(c echo.Context, q web.OrdersQuery, err error) error {
 	var ce *core.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
-		d.Error, status = ce.Message, http.StatusBadRequest
-	default:
+	if !errors.As(err, &ce) || ce.Kind != core.KindInvalid {
 		return err
 	}
+	return cn.ordersPage(c, http.StatusBadRequest, web.OrdersData{Query: q, Error: ce.Message})
+}
+
+// ordersPage renders d, with the shows the filter offers.
+func (cn *console) ordersPage(c echo.Context, status int, d web.OrdersData) error {
+	shows, err := cn.Engine.Shows(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	d.Shows = shows
 	return render(c, status, web.OrdersPage(cn.page(c, "orders.title", web.NavOrders), d))
 }
 
@@ -60,14 +63,12 @@ func (cn *console) orders(c echo.Context) error {
 // orders a show has.
 func (cn *console) ordersCSV(c echo.Context) error {
 	ctx := c.Request().Context()
-	q, err := ordersQuery(c)
+	q, search, err := ordersFilters(c)
 	if err != nil {
-		return err
+		return cn.refusedFilters(c, q, err)
 	}
-	search, err := core.NewOrderSearch("", q.ShowID, q.Status, "", "")
-	if err != nil {
-		return err
-	}
+	// An export takes the show and status filters only: everything they match.
+	search = core.OrderSearch{ShowID: search.ShowID, Statuses: search.Statuses}
 	cn.liftWriteDeadline(c, "CSV export")
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")

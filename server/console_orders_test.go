@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
+	"html"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,5 +114,81 @@ func TestConsoleOrders(t *testing.T) {
 	}
 	if rec := b.do("GET", "/console/orders.csv?status=lost", nil, nil); rec.Code != http.StatusBadRequest {
 		t.Errorf("csv with a bad status: %d, want 400", rec.Code)
+	}
+}
+
+// TestConsoleOrderFilters: the orders page reads its filters by the API's
+// names and rules (orderFilterCases, run on GET /api/v1/orders too); a bad
+// filter is a message on the page, and the form, the next-page link and
+// the CSV export carry the same names.
+func TestConsoleOrderFilters(t *testing.T) {
+	env := newConsoleEnv(t)
+	ctx := context.Background()
+	b := env.login(core.RoleBoxOffice)
+	other := env.stack.NewShow(t, 1, 2)
+	first, second := env.place(1, "A-1"), env.place(2, "A-2")
+	if _, err := env.engine.Cancel(ctx, second.OrderNo, 2); err != nil {
+		t.Fatal(err)
+	}
+	third, err := env.engine.Place(ctx, core.PlaceRequest{UserID: 3, ShowID: other.ID, SeatIDs: []string{"A-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := []core.Order{first, second, third}
+	for _, tc := range orderFilterCases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := b.do("GET", "/console/orders?"+tc.query(env.show.ID, other.ID), nil, nil)
+			body := rec.Body.String()
+			if tc.code != "" {
+				param := strings.TrimPrefix(tc.code, "invalid_")
+				if rec.Code != http.StatusBadRequest || !strings.Contains(body, `id="orders-error"`) || !strings.Contains(body, param) {
+					t.Fatalf("status %d, want 400 and a message about %s on the page: %.300s", rec.Code, param, body)
+				}
+				return
+			}
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d: %.300s", rec.Code, body)
+			}
+			if n := strings.Count(body, `id="order-SF`); n != len(tc.want) {
+				t.Errorf("%d rows, want %d", n, len(tc.want))
+			}
+			last := -1
+			for _, i := range tc.want {
+				at := strings.Index(body, `id="order-`+orders[i].OrderNo+`"`)
+				if at < 0 || at < last {
+					t.Errorf("order %d missing or out of order (newest first)", i)
+				}
+				last = at
+			}
+		})
+	}
+
+	page := b.do("GET", fmt.Sprintf("/console/orders?show_id=%d&limit=1", env.show.ID), nil, nil).Body.String()
+	if !strings.Contains(page, `<select name="show_id">`) {
+		t.Error("the filter form does not name its show filter show_id")
+	}
+	next := regexp.MustCompile(`href="([^"]*)" rel="next" id="orders-next"`).FindStringSubmatch(page)
+	if next == nil {
+		t.Fatal("no next-page link after one of two orders")
+	}
+	link := html.UnescapeString(next[1])
+	if !strings.Contains(link, fmt.Sprintf("show_id=%d", env.show.ID)) || !strings.Contains(link, "limit=1") {
+		t.Errorf("next-page link %q lost the filters", link)
+	}
+	if n := strings.Count(b.do("GET", link, nil, nil).Body.String(), `id="order-SF`); n != 1 {
+		t.Errorf("the next page has %d orders, want 1", n)
+	}
+	csvLink := regexp.MustCompile(`href="([^"]*)" id="orders-csv"`).FindStringSubmatch(page)
+	if csvLink == nil || !strings.Contains(html.UnescapeString(csvLink[1]), fmt.Sprintf("show_id=%d", env.show.ID)) {
+		t.Errorf("CSV link %q does not carry the show filter", csvLink)
+	}
+
+	rows, err := csv.NewReader(b.do("GET", fmt.Sprintf("/console/orders.csv?show_id=%d", other.ID), nil, nil).Body).ReadAll()
+	if err != nil || len(rows) != 2 || rows[1][1] != third.OrderNo {
+		t.Errorf("export of the other show: %q %v, want its one order", rows, err)
+	}
+	rec := b.do("GET", "/console/orders.csv?show_id=abc", nil, nil)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `id="orders-error"`) {
+		t.Errorf("export with a bad show id: %d, want 400 and the message on the orders page: %.300s", rec.Code, rec.Body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,10 +22,20 @@ func (cn *console) refundOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d.RefundReason = note(c, "reason")
-	d.RefundReference = truncate(strings.TrimSpace(c.FormValue("reference")), core.MaxRefundReferenceLen)
-	if d.RefundReason == "" {
+	// Kept as typed, so a refused form shows the clerk's own text to fix.
+	d.RefundReason = strings.TrimSpace(c.FormValue("reason"))
+	d.RefundReference = strings.TrimSpace(c.FormValue("reference"))
+	switch {
+	case d.RefundReason == "":
 		d.RefundError = "refund.err_reason"
+	case utf8.RuneCountInString(d.RefundReason) > core.MaxRefundReasonLen:
+		d.RefundError, d.RefundErrorArgs = "refund.err_reason_long",
+			[]any{core.MaxRefundReasonLen, utf8.RuneCountInString(d.RefundReason)}
+	case utf8.RuneCountInString(d.RefundReference) > core.MaxRefundReferenceLen:
+		d.RefundError, d.RefundErrorArgs = "refund.err_reference_long",
+			[]any{core.MaxRefundReferenceLen, utf8.RuneCountInString(d.RefundReference)}
+	}
+	if d.RefundError != "" {
 		return render(c, http.StatusUnprocessableEntity, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
 	}
 	s := sessionOf(c)
@@ -65,13 +76,16 @@ func (cn *console) rejectRefund(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	why := note(c, "note")
-	if why == "" {
+	why := strings.TrimSpace(c.FormValue("note"))
+	if n := utf8.RuneCountInString(why); why == "" || n > core.MaxRefundReasonLen {
 		d, err := cn.orderDataOf(c, req.OrderNo)
 		if err != nil {
 			return err
 		}
 		d.RefundError = "refund.err_note"
+		if n > 0 {
+			d.RefundError, d.RefundErrorArgs = "refund.err_note_long", []any{core.MaxRefundReasonLen, n}
+		}
 		return render(c, http.StatusUnprocessableEntity, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
 	}
 	s := sessionOf(c)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -56,13 +57,23 @@ func TestConsoleRefund(t *testing.T) {
 		want   string // in the Location on 303, else in the page
 	}{
 		{"no reason", box, func() string { return "/console/orders/" + small.OrderNo + "/refund" }, url.Values{"reason": {"  "}}, 422, "Give a reason for the refund."},
+		{"reason too long", box, func() string { return "/console/orders/" + small.OrderNo + "/refund" },
+			url.Values{"reason": {strings.Repeat("r", core.MaxRefundReasonLen+1)}}, 422,
+			fmt.Sprintf("The reason may have at most %d characters; it has %d.", core.MaxRefundReasonLen, core.MaxRefundReasonLen+1)},
+		{"reference too long", box, func() string { return "/console/orders/" + small.OrderNo + "/refund" },
+			url.Values{"reason": {"customer at desk"}, "reference": {strings.Repeat("ü", core.MaxRefundReferenceLen+1)}}, 422,
+			fmt.Sprintf("The payment reference may have at most %d characters; it has %d.", core.MaxRefundReferenceLen, core.MaxRefundReferenceLen+1)},
+		{"reference at the limit", box, func() string { return "/console/orders/" + small.OrderNo + "/refund" },
+			url.Values{"reason": {"customer at desk"}, "reference": {"CASH-1" + strings.Repeat("ü", core.MaxRefundReferenceLen-6)}}, 303, "?outcome=refunded"},
 		{"pending order", box, func() string { return "/console/orders/" + pending.OrderNo + "/refund" }, url.Values{"reason": {"x"}}, 409, "Only a paid order can be refunded."},
-		{"box office, below the threshold", box, func() string { return "/console/orders/" + small.OrderNo + "/refund" }, url.Values{"reason": {"customer at desk"}, "reference": {"CASH-1"}}, 303, "?outcome=refunded"},
 		{"refunded twice", box, func() string { return "/console/orders/" + small.OrderNo + "/refund" }, url.Values{"reason": {"again"}}, 409, "This order has already been refunded."},
 		{"box office, above the threshold", box, func() string { return "/console/orders/" + big.OrderNo + "/refund" }, url.Values{"reason": {"illness"}}, 303, "?outcome=refund_requested"},
 		{"a second request", box, func() string { return "/console/orders/" + big.OrderNo + "/refund" }, url.Values{"reason": {"illness"}}, 409, "already waits for approval"},
 		{"box office may not approve", box, func() string { return "/console/refunds/" + strconv.FormatInt(openRequest(big), 10) + "/approve" }, url.Values{}, 403, ""},
 		{"reject without a note", ops, func() string { return "/console/refunds/" + strconv.FormatInt(openRequest(big), 10) + "/reject" }, url.Values{"note": {""}}, 422, "Say why the request is rejected."},
+		{"reject with a note too long", ops, func() string { return "/console/refunds/" + strconv.FormatInt(openRequest(big), 10) + "/reject" },
+			url.Values{"note": {strings.Repeat("n", core.MaxRefundReasonLen+1)}}, 422,
+			fmt.Sprintf("The note may have at most %d characters; it has %d.", core.MaxRefundReasonLen, core.MaxRefundReasonLen+1)},
 		{"ops reject", ops, func() string { return "/console/refunds/" + strconv.FormatInt(openRequest(big), 10) + "/reject" }, url.Values{"note": {"past the refund deadline"}}, 303, "?outcome=refund_rejected"},
 		{"asked again", box, func() string { return "/console/orders/" + big.OrderNo + "/refund" }, url.Values{"reason": {"doctor's note"}}, 303, "?outcome=refund_requested"},
 		{"ops approve", ops, func() string { return "/console/refunds/" + strconv.FormatInt(openRequest(big), 10) + "/approve" }, url.Values{}, 303, "?outcome=refunded"},

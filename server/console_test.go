@@ -52,7 +52,12 @@ const consoleRefundApprovalCents = 10000
 // only when a test advances it.
 func newConsoleEnv(t testing.TB) *consoleEnv {
 	t.Helper()
-	st := stacktest.Embedded(t)
+	return newConsoleEnvOn(t, stacktest.Embedded(t))
+}
+
+// newConsoleEnvOn is newConsoleEnv on the given stack (stacktest.Each).
+func newConsoleEnvOn(t testing.TB, st *stacktest.Stack) *consoleEnv {
+	t.Helper()
 	hub := NewSeatHub(nil, nil)
 	t.Cleanup(hub.Close)
 	engine, err := core.NewEngine(core.Config{HoldTTL: 15 * time.Minute, PurchaseLimit: 6, Delay: core.DefaultDelayPolicy()},

@@ -216,8 +216,10 @@ type OrderData struct {
 	// RefundApprovalCents (0: never) box office only asks for one.
 	Refunds             []core.Refund
 	RefundApprovalCents int64
-	// The refund form, when it was sent and refused.
+	// The refund form, when it was sent and refused: RefundError is a
+	// catalog key, filled in with RefundErrorArgs.
 	RefundReason, RefundReference, RefundError string
+	RefundErrorArgs                            []any
 	// Payments are the order's payment rows, oldest first.
 	Payments []core.Payment
 	// The take-payment form (counter sales), when it was sent and refused:
@@ -400,7 +402,7 @@ type ReconcileItem struct {
 	ShowID  int64
 	SeatIDs []string
 	UserID  int64
-	Action  string // cancel | mark_sold | delete_row | release | relock | set_limit | report
+	Action  string // cancel | mark_sold | delete_row | release | relock | set_limit | report | release_sold | block | unblock
 	Detail  string
 	Fixed   bool
 	Error   string
@@ -534,11 +536,13 @@ type ErrorData struct {
 	RequestID string
 }
 
-// OrdersQuery is the orders page's filters.
+// OrdersQuery is the orders page's filters, named in the links as GET
+// /api/v1/orders names them.
 type OrdersQuery struct {
 	Q      string
 	ShowID int64
 	Status string // comma-separated statuses, "" for all
+	Limit  string // orders a page, "" for the default
 	Cursor string
 }
 
@@ -558,10 +562,13 @@ func (q OrdersQuery) Values(cursor string) string {
 		v.Set("q", q.Q)
 	}
 	if q.ShowID != 0 {
-		v.Set("show", strconv.FormatInt(q.ShowID, 10))
+		v.Set("show_id", strconv.FormatInt(q.ShowID, 10))
 	}
 	if q.Status != "" {
 		v.Set("status", q.Status)
+	}
+	if q.Limit != "" {
+		v.Set("limit", q.Limit)
 	}
 	if cursor != "" {
 		v.Set("cursor", cursor)

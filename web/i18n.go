@@ -321,6 +321,9 @@ var catalog = map[string]entry{
 	"refund.reject_note":          {"Why not", "驳回原因"},
 	"refund.err_reason":           {"Give a reason for the refund.", "请填写退款原因。"},
 	"refund.err_note":             {"Say why the request is rejected.", "请填写驳回原因。"},
+	"refund.err_reason_long":      {"The reason may have at most %d characters; it has %d.", "退款原因最多 %d 个字符，当前 %d 个。"},
+	"refund.err_reference_long":   {"The payment reference may have at most %d characters; it has %d.", "支付参考号最多 %d 个字符，当前 %d 个。"},
+	"refund.err_note_long":        {"The note may have at most %d characters; it has %d.", "驳回说明最多 %d 个字符，当前 %d 个。"},
 	"refund.err_already_refunded": {"This order has already been refunded.", "此订单已退款。"},
 	"refund.err_order_not_paid":   {"Only a paid order can be refunded.", "只有已支付的订单可以退款。"},
 	"refund.err_refund_pending":   {"A refund request for this order already waits for approval.", "此订单已有待审批的退款申请。"},
@@ -536,6 +539,10 @@ var catalog = map[string]entry{
 	"reconcile.result.failed":     {"repair failed:", "修复失败："},
 	"reconcile.result.skipped":    {"left alone", "未处理"},
 	"reconcile.result.gone":       {"no longer there", "已不存在"},
+
+	"reconcile.action.release_sold": {"free the refunded seats", "释放已退款座位"},
+	"reconcile.action.block":        {"block the seats again", "重新封锁座位"},
+	"reconcile.action.unblock":      {"unblock the seats", "解除座位封锁"},
 
 	"audit.title":  {"Audit log", "审计日志"},
 	"audit.at":     {"When", "时间"},

@@ -21,6 +21,7 @@ const (
 	CheckLimitDrift      = "limit_drift"
 	CheckOpenDiscrepancy = "open_discrepancy"
 	CheckRefundedSold    = "refunded_sold"
+	CheckBlockDrift      = "block_drift"
 )
 
 // Actor is who reconcile's repairs are recorded as.
@@ -36,6 +37,8 @@ const (
 	ActionSetLimit    = "set_limit"    // purchase counter → the DB's count
 	ActionReport      = "report"       // open discrepancy → listed for ops
 	ActionReleaseSold = "release_sold" // refunded order's seats still sold → freed
+	ActionBlock       = "block"        // seat_block row the seat store lost → blocked again
+	ActionUnblock     = "unblock"      // seat-store block with no seat_block row → unblocked
 )
 
 // Check is one reconcile check: it finds one kind of anomaly and, unless

@@ -170,10 +170,18 @@ func (f *fixture) flushSeats(t *testing.T) {
 
 var errInjected = errors.New("injected failure")
 
-// flakySeats is the engine's seat store, failing Release or MarkSold when told.
+// flakySeats is the engine's seat store, failing Release, MarkSold or
+// Unblock when told.
 type flakySeats struct {
 	core.SeatStore
-	failRelease, failSell atomic.Bool
+	failRelease, failSell, failUnblock atomic.Bool
+}
+
+func (s *flakySeats) Unblock(ctx context.Context, showID int64, seatIDs []string) error {
+	if s.failUnblock.Load() {
+		return fmt.Errorf("unblock: %w", errInjected)
+	}
+	return s.SeatStore.Unblock(ctx, showID, seatIDs)
 }
 
 func (s *flakySeats) Release(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) (int, error) {

@@ -1,5 +1,5 @@
 // Package reconcile repairs what lost messages and crashes leave behind:
-// seven checks (one file each) that compare the DB (the truth) with the seat
+// eight checks (one file each) that compare the DB (the truth) with the seat
 // store and the clock, run on a schedule and on demand, one instance at a
 // time across a cluster (lease.go), every run recorded in reconcile_run.
 //
@@ -146,7 +146,7 @@ func New(d Deps, o Options) (*Reconciler, error) {
 		return nil, err
 	}
 	return &Reconciler{deps: d, opts: o, log: log.With("component", "reconcile"), metrics: m,
-		full:  []Check{ExpiredPending{}, PaidNotSold{}, OrphanOrderSeat{}, RefundedSold{}, StaleRedisLock{}, LimitDrift{}, OpenDiscrepancy{}},
+		full:  []Check{ExpiredPending{}, PaidNotSold{}, OrphanOrderSeat{}, RefundedSold{}, StaleRedisLock{}, BlockDrift{}, LimitDrift{}, OpenDiscrepancy{}},
 		sweep: []Check{ExpiredPending{}},
 	}, nil
 }

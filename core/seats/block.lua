@@ -2,29 +2,33 @@
 -- in the same atomic step in which lock.lua refuses blocked seats, so a
 -- block and a placement of one seat never both take it.
 -- KEYS[1] seats hash, KEYS[2] blocked hash.
--- ARGV[1] reason, ARGV[2..] seat ids.
+-- ARGV[1] reason, ARGV[2] nowMs, ARGV[3..] seat ids.
+-- Each blocked seat's value is 'reason|blockMs': reconcile leaves a block
+-- younger than its grace period alone (its DB transaction may not have
+-- committed yet).
 -- Returns {'taken', seat...} or {'ok', seat...} naming the seats that were
 -- not blocked before (what a failed DB step must give back).
-local n = #ARGV - 1
-local held = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
+local n = #ARGV - 2
+local held = redis.call('HMGET', KEYS[1], unpack(ARGV, 3))
 local taken = {'taken'}
 for i = 1, n do
   if held[i] then
-    taken[#taken + 1] = ARGV[i + 1]
+    taken[#taken + 1] = ARGV[i + 2]
   end
 end
 if #taken > 1 then
   return taken
 end
-local was = redis.call('HMGET', KEYS[2], unpack(ARGV, 2))
+local was = redis.call('HMGET', KEYS[2], unpack(ARGV, 3))
 local added = {'ok'}
 local fields = {}
+local value = ARGV[1] .. '|' .. ARGV[2]
 for i = 1, n do
   if not was[i] then
-    added[#added + 1] = ARGV[i + 1]
+    added[#added + 1] = ARGV[i + 2]
   end
-  fields[2 * i - 1] = ARGV[i + 1]
-  fields[2 * i] = ARGV[1]
+  fields[2 * i - 1] = ARGV[i + 2]
+  fields[2 * i] = value
 end
 redis.call('HSET', KEYS[2], unpack(fields))
 return added

@@ -8,7 +8,7 @@
 //	sf:{show:<id>}:seats  hash seatID → "state|orderNo|userID|lockMs"
 //	                      (state 1 locked, 2 sold; available seats have no field)
 //	sf:{show:<id>}:limit  hash userID → seats the user holds locked or sold
-//	sf:{show:<id>}:blocked hash seatID → block reason; apart from the seats
+//	sf:{show:<id>}:blocked hash seatID → "reason|blockMs"; apart from the seats
 //	                      hash, so a blocked seat sold at the box office is
 //	                      blocked again when its order lets it go
 //
@@ -44,6 +44,10 @@ var (
 	releaseBeforeLua string
 	//go:embed block.lua
 	blockLua string
+	//go:embed unblock_before.lua
+	unblockBeforeLua string
+	//go:embed restore_block.lua
+	restoreBlockLua string
 )
 
 var _ core.SeatStore = (*Store)(nil)
@@ -60,6 +64,8 @@ type Store struct {
 	sell          *redis.Script
 	releaseBefore *redis.Script
 	block         *redis.Script
+	unblockBefore *redis.Script
+	restoreBlock  *redis.Script
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
@@ -72,6 +78,8 @@ func New(client redis.UniversalClient) *Store {
 		sell:          redis.NewScript(counterLua + sellLua),
 		releaseBefore: redis.NewScript(counterLua + releaseBeforeLua),
 		block:         redis.NewScript(blockLua),
+		unblockBefore: redis.NewScript(unblockBeforeLua),
+		restoreBlock:  redis.NewScript(restoreBlockLua),
 	}
 }
 
