@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -56,6 +57,39 @@ func BenchmarkPlaceCancel(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkSQLiteCommitDurability is one payment-sized commit on a SQLite
+// file with synchronous FULL (the default: a commit survives power loss)
+// and NORMAL (what it was: the last commits may roll back), so the cost of
+// durability is a ratio of the two.
+func BenchmarkSQLiteCommitDurability(b *testing.B) {
+	for _, mode := range []string{"FULL", "NORMAL"} {
+		b.Run(mode, func(b *testing.B) {
+			dsn := "sqlite://" + filepath.Join(b.TempDir(), "bench.db")
+			if mode != "FULL" {
+				dsn += "?_pragma=synchronous(" + mode + ")"
+			}
+			db, err := Open(context.Background(), dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = db.Close() })
+			if err := db.Migrate(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := db.InTx(ctx, func(tx core.Tx) error {
+					_, err := tx.InsertPayment(ctx, core.Payment{TxnID: fmt.Sprint("T", i), OrderNo: "SF1", AmountCents: 100, PaidAt: t0, ReceivedAt: t0})
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -137,7 +137,9 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	if name == "" {
 		return nil, errors.New("store: bad SQLite DSN: empty path")
 	}
-	const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(0)&_pragma=synchronous(NORMAL)"
+	// synchronous(FULL): in WAL mode NORMAL lets the last commits before a
+	// power loss roll back, and an acknowledged payment must not.
+	const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(0)&_pragma=synchronous(FULL)"
 	extra := ""
 	if query != "" {
 		extra = "&" + query

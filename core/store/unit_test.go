@@ -176,3 +176,27 @@ func TestMigrateConcurrentMySQL(t *testing.T) {
 		t.Errorf("version 1 recorded %d times", n)
 	}
 }
+
+// TestSQLiteDurable: the embedded store commits with synchronous FULL on
+// its writer (WAL with NORMAL may lose the last acknowledged commits on
+// power loss) and its readers; a DSN may still ask for NORMAL.
+func TestSQLiteDurable(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		want  int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{{"", 2}, {"?_pragma=synchronous(NORMAL)", 1}} {
+		db, err := Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "d.db")+c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, x := range map[string]interface {
+			Get(dest any, query string, args ...any) error
+		}{"writer": db.w, "reader": db.r} {
+			var got int
+			if err := x.Get(&got, "PRAGMA synchronous"); err != nil || got != c.want {
+				t.Errorf("DSN query %q, %s: synchronous %d (%v), want %d", c.query, name, got, err, c.want)
+			}
+		}
+		_ = db.Close()
+	}
+}
