@@ -231,11 +231,12 @@ func measureRTT(ctx context.Context, o Options, s *stack) (rttCheck, error) {
 
 func rttRows(stack string, c rttCheck) []Row {
 	row := func(metric string, v time.Duration) Row {
-		return Row{Scenario: ScenarioLimits, Stack: stack, Metric: metric, Value: ms(v), Unit: "ms"}
+		// µs: a loopback PING takes tens of them.
+		return Row{Scenario: ScenarioLimits, Stack: stack, Metric: metric, Value: float64(v) / float64(time.Microsecond), Unit: "µs"}
 	}
 	added := row("round trip added by the proxy (PING p50 proxied − direct)", c.added())
 	if c.Configured > 0 {
-		added = added.vs("--rtt", ms(c.Configured))
+		added = added.vs("--rtt", float64(c.Configured)/float64(time.Microsecond))
 	}
 	return []Row{
 		row("Redis PING p50, direct", c.Direct.P50),

@@ -37,6 +37,7 @@ type Proxy struct {
 	target  string
 	oneWay  time.Duration
 	replies ReadFunc
+	clock   *clock // nil without delay
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -63,6 +64,9 @@ func Listen(target string, oneWay time.Duration, opt Options) (*Proxy, error) {
 		return nil, fmt.Errorf("netdelay: listen: %w", err)
 	}
 	p := &Proxy{ln: ln, target: target, oneWay: oneWay, replies: opt.Replies, conns: map[net.Conn]struct{}{}}
+	if oneWay > 0 {
+		p.clock = newClock()
+	}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -85,6 +89,9 @@ func (p *Proxy) Close() error {
 	p.mu.Unlock()
 	err := p.ln.Close()
 	p.wg.Wait()
+	if p.clock != nil {
+		p.clock.close()
+	}
 	return err
 }
 
@@ -129,7 +136,9 @@ func (p *Proxy) serve(client net.Conn) {
 	defer client.Close()
 	// The TCP handshake to a distant target costs a round trip before any
 	// byte flows; the dial on loopback costs nothing, so wait for it.
-	time.Sleep(2 * p.oneWay)
+	if p.clock != nil {
+		p.clock.wait(time.Now().Add(2*p.oneWay), make(chan struct{}, 1))
+	}
 	upstream, err := net.DialTimeout("tcp", p.target, dialTimeout)
 	if err != nil {
 		return // the client sees its connection closed, as after a failed connect
@@ -190,9 +199,15 @@ func (p *Proxy) pipe(dst, src net.Conn, read ReadFunc) {
 			}
 		}
 	}()
+	wake := make(chan struct{}, 1)
 	for c := range q {
-		if wait := time.Until(c.due); wait > 0 {
-			time.Sleep(wait)
+		released := p.clock == nil || p.clock.wait(c.due, wake)
+		if !released {
+			close(stop)
+			cut(dst, src)
+			for range q { // let the reader end
+			}
+			return
 		}
 		if _, err := dst.Write(c.data); err != nil {
 			close(stop)

@@ -55,7 +55,7 @@ func listen(t *testing.T, target string, oneWay time.Duration, opt Options) *Pro
 // so a round trip takes at least 2 × the one-way delay, and the connection
 // set-up one round trip more.
 func TestRoundTripDelay(t *testing.T) {
-	for _, oneWay := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond} {
+	for _, oneWay := range []time.Duration{0, 500 * time.Microsecond, 5 * time.Millisecond, 20 * time.Millisecond} {
 		t.Run(oneWay.String(), func(t *testing.T) {
 			p := listen(t, echoServer(t), oneWay, Options{})
 			start := time.Now()
