@@ -75,9 +75,6 @@ func Listen(target string, oneWay time.Duration, opt Options) (*Proxy, error) {
 // Addr is the host:port clients dial instead of the target.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Target is the address the proxy forwards to.
-func (p *Proxy) Target() string { return p.target }
-
 // Close stops accepting, cuts every open connection and waits for the
 // proxy's goroutines.
 func (p *Proxy) Close() error {
