@@ -133,7 +133,7 @@ func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPoli
 		plan core.DelayPlan
 	)
 	if o.Stack == StackReal {
-		mq, err := rocketmq.ParseURL(o.RocketMQ)
+		mq, err := rocketmq.ParseURL(s.mq) // through the proxies with --rtt, as the server's sends
 		if err != nil {
 			return loadResult{}, err
 		}

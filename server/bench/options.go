@@ -54,6 +54,10 @@ type Options struct {
 	MySQL     string // real stack: admin DSN; the bench creates and drops its own database
 	Redis     string
 	RocketMQ  string
+	// Proxied routes the server's and the raw limits' store connections
+	// through loopback delay proxies adding RTT per round trip (--rtt).
+	Proxied bool
+	RTT     time.Duration
 }
 
 const usage = `usage: seatflow bench SCENARIO [flags]
@@ -103,6 +107,8 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.StringVar(&o.MySQL, "mysql", orDefault(getenv("SEATFLOW_TEST_MYSQL"), "mysql://seatflow:seatflow@tcp(127.0.0.1:3306)/seatflow"),
 		"real stack: MariaDB admin DSN (the bench creates and drops a database of its own)")
 	fs.StringVar(&o.Redis, "redis", orDefault(getenv("SEATFLOW_TEST_REDIS"), "redis://127.0.0.1:6379/0"), "real stack: Redis URL")
+	rtt := fs.String("rtt", "", "real stack, limits/place/pay: route the server's and the raw limits' connections to MariaDB, Redis and RocketMQ\n"+
+		"through loopback proxies adding this round-trip time (0s: the proxies alone, to see their own cost; unset: direct)")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -123,6 +129,12 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	}
 	if o.Modes, err = parseModes(*modes, o.Stack); err != nil {
 		return o, false, err
+	}
+	if *rtt != "" {
+		if o.RTT, err = time.ParseDuration(*rtt); err != nil {
+			return o, false, fmt.Errorf("bench: --rtt %q: want a duration such as 1ms", *rtt)
+		}
+		o.Proxied = true
 	}
 	return o, false, o.validate()
 }
@@ -185,10 +197,44 @@ func (o Options) validate() error {
 	if o.Spread <= 0 || o.LimitTime <= 0 || o.MaxTime <= 0 {
 		return fmt.Errorf("bench: --spread, --limit-time and --max-time must be positive")
 	}
+	if err := o.validateRTT(); err != nil {
+		return err
+	}
 	if o.Stack == StackReal {
 		return o.checkLoopback()
 	}
 	return nil
+}
+
+// maxRTT keeps --rtt to what a data centre or a region looks like: beyond
+// it, the 64 clients' phases mostly measure waiting.
+const maxRTT = time.Second
+
+func (o Options) validateRTT() error {
+	if !o.Proxied {
+		return nil
+	}
+	if o.Stack != StackReal {
+		// The embedded stack's stores live inside the server: no connection to delay.
+		return fmt.Errorf("bench: --rtt needs --stack real")
+	}
+	if o.Scenario != ScenarioPlace && o.Scenario != ScenarioPay && o.Scenario != ScenarioLimits {
+		// expire's raw queue and servers connect on their own; not proxied.
+		return fmt.Errorf("bench: --rtt applies to place, pay and limits, not %s", o.Scenario)
+	}
+	if o.RTT < 0 || o.RTT > maxRTT {
+		return fmt.Errorf("bench: --rtt %v: want 0 to %v", o.RTT, maxRTT)
+	}
+	return nil
+}
+
+// stackLabel names the stack in the report, with the added round trip
+// when the stores are behind the delay proxies.
+func (o Options) stackLabel() string {
+	if !o.Proxied {
+		return o.Stack
+	}
+	return fmt.Sprintf("%s +%v rtt", o.Stack, o.RTT)
 }
 
 // checkLoopback keeps every load on this machine: the bench hammers what it

@@ -61,6 +61,26 @@ func TestParseArgs(t *testing.T) {
 					t.Errorf("got redis %q mysql %q", o.Redis, o.MySQL)
 				}
 			}},
+		{name: "direct by default", args: []string{"place", "--stack", "real"}, check: func(t *testing.T, o Options) {
+			if o.Proxied || o.stackLabel() != "real" {
+				t.Errorf("proxied %v, label %q", o.Proxied, o.stackLabel())
+			}
+		}},
+		{name: "rtt", args: []string{"place", "--stack", "real", "--rtt", "1ms"}, check: func(t *testing.T, o Options) {
+			if !o.Proxied || o.RTT != time.Millisecond || o.stackLabel() != "real +1ms rtt" {
+				t.Errorf("proxied %v, rtt %v, label %q", o.Proxied, o.RTT, o.stackLabel())
+			}
+		}},
+		{name: "rtt 0 keeps the proxies", args: []string{"limits", "--stack", "real", "--rtt", "0s"}, check: func(t *testing.T, o Options) {
+			if !o.Proxied || o.RTT != 0 || o.stackLabel() != "real +0s rtt" {
+				t.Errorf("proxied %v, rtt %v, label %q", o.Proxied, o.RTT, o.stackLabel())
+			}
+		}},
+		{name: "rtt not a duration", args: []string{"place", "--stack", "real", "--rtt", "1"}, wantErr: `--rtt "1"`},
+		{name: "rtt negative", args: []string{"place", "--stack", "real", "--rtt", "-1ms"}, wantErr: "--rtt -1ms"},
+		{name: "rtt too long", args: []string{"place", "--stack", "real", "--rtt", "2s"}, wantErr: "--rtt 2s"},
+		{name: "rtt on embedded", args: []string{"place", "--rtt", "1ms"}, wantErr: "--rtt needs --stack real"},
+		{name: "rtt with expire", args: []string{"expire", "--stack", "real", "--rtt", "1ms"}, wantErr: "not expire"},
 		{name: "help", args: []string{"-h"}, help: true},
 		{name: "no scenario", args: nil, wantErr: "name a scenario"},
 		{name: "unknown scenario", args: []string{"soak"}, wantErr: `unknown scenario "soak"`},

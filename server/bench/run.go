@@ -50,7 +50,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	p := newProgress(stdout, o.JSON)
-	rep := &Report{Date: time.Now(), Machine: machine(), Scenario: o.Scenario, Stack: o.Stack, Clients: o.Clients,
+	rep := &Report{Date: time.Now(), Machine: machine(), Scenario: o.Scenario, Stack: o.stackLabel(), Clients: o.Clients,
 		LoadFrom: loadAvg(), Details: map[string]any{}}
 	runErr := runScenarios(ctx, o, getenv, p, rep)
 	rep.LoadTo = loadAvg()
@@ -131,14 +131,23 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 	rep.noteFailures("limit Redis EVAL", lim.Eval)
 	rep.noteFailures("limit DB commit", lim.Commit)
 	rep.noteFailures("limit queue send", lim.Send)
-	rep.Rows = append(rep.Rows, limitRows(o.Stack, lim)...)
+	rep.Rows = append(rep.Rows, limitRows(o.stackLabel(), lim)...)
+	if o.Proxied {
+		rtt, err := measureRTT(ctx, o, s)
+		rep.Details["rtt"] = rtt
+		if err != nil {
+			return fmt.Errorf("round trip through the proxy: %w", err)
+		}
+		rep.Rows = append(rep.Rows, rttRows(o.stackLabel(), rtt)...)
+		p.logf("RocketMQ brokers reached through proxies: %v", rtt.Brokers)
+	}
 	if wants(o, ScenarioPlace) {
 		res, err := runPlace(ctx, o, s, p)
 		rep.Details["place"] = res
 		for i, r := range res.Rounds {
 			rep.noteFailures(fmt.Sprintf("place round %d", i+1), r.Load)
 		}
-		rep.Rows = append(rep.Rows, placeRows(o.Stack, res, lim)...)
+		rep.Rows = append(rep.Rows, placeRows(o.stackLabel(), res, lim)...)
 		if err != nil {
 			return fmt.Errorf("place: %w", err)
 		}
@@ -148,7 +157,7 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		rep.Details["pay"] = res
 		rep.noteFailures("pay: placing", res.Place)
 		rep.noteFailures("pay: callbacks", res.Pay)
-		rep.Rows = append(rep.Rows, payRows(o.Stack, res, lim)...)
+		rep.Rows = append(rep.Rows, payRows(o.stackLabel(), res, lim)...)
 		if err != nil {
 			return fmt.Errorf("pay: %w", err)
 		}

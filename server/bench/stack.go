@@ -41,7 +41,9 @@ type stack struct {
 	rdb    redis.UniversalClient // real stack only: the Redis the child uses
 	api    *apiClient
 	child  *child
-	topic  string // real stack: the run's own RocketMQ topic
+	topic  string         // real stack: the run's own RocketMQ topic
+	mq     string         // real stack: SEATFLOW_MQ of the child, through the proxies with --rtt
+	delays *delayedStores // --rtt: the proxies in front of the stores
 	shows  []int64
 	dropDB func(context.Context) error
 }
@@ -80,11 +82,28 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 		if s.dsn, s.dropDB, err = freshMySQL(ctx, o.MySQL, "seatflow_bench_"+id); err != nil {
 			return nil, err
 		}
-		if s.rdb, err = seats.Dial(ctx, o.Redis); err != nil {
+		redisURL := o.Redis
+		s.mq = o.RocketMQ
+		if o.Proxied {
+			// Everything after the database's creation goes through the
+			// proxies: the child, the bench's setup and its raw limits.
+			s.delays = newDelayedStores(o.RTT)
+			if s.dsn, err = s.delays.mysqlDSN(s.dsn); err != nil {
+				return nil, err
+			}
+			if redisURL, err = s.delays.redisURL(o.Redis); err != nil {
+				return nil, err
+			}
+			if s.mq, err = s.delays.rocketmqURL(o.RocketMQ); err != nil {
+				return nil, err
+			}
+			p.logf("MariaDB, Redis and RocketMQ behind delay proxies adding %v per round trip", o.RTT)
+		}
+		if s.rdb, err = seats.Dial(ctx, redisURL); err != nil {
 			return nil, fmt.Errorf("redis: %w", err)
 		}
 		s.topic = "SEATFLOW_BENCH_" + id
-		env = append(env, "SEATFLOW_REDIS="+o.Redis, "SEATFLOW_MQ="+o.RocketMQ,
+		env = append(env, "SEATFLOW_REDIS="+redisURL, "SEATFLOW_MQ="+s.mq,
 			"SEATFLOW_ROCKETMQ_TOPIC="+s.topic, "SEATFLOW_ROCKETMQ_GROUP=seatflow-bench-"+id)
 	}
 	if o.DBPool > 0 {
@@ -194,6 +213,9 @@ func (s *stack) close(ctx context.Context) error {
 	}
 	if s.dropDB != nil {
 		errs = append(errs, s.dropDB(ctx))
+	}
+	if s.delays != nil { // after everything that used them
+		errs = append(errs, s.delays.close())
 	}
 	if s.dir != "" && !keepDir {
 		errs = append(errs, os.RemoveAll(s.dir))
