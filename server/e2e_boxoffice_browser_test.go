@@ -1,0 +1,466 @@
+package server
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"golang.org/x/crypto/bcrypt"
+
+	"seatflow/core"
+)
+
+// boxOfficeBrowser is a whole app (NewApp) on a real listener, one staff
+// account per role and a headless Chromium to drive the console with.
+type boxOfficeBrowser struct {
+	t       *testing.T
+	a       *testApp
+	url     string
+	staff   map[core.Role]string
+	browser context.Context
+	dir     string
+}
+
+// startBoxOfficeBrowser starts the app (override: extra settings, as
+// newTestApp takes them) and the browser.
+func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
+	t.Helper()
+	path := chromium(t)
+	a := newTestApp(t, override...)
+	staff := map[core.Role]string{}
+	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range core.AllRoles() {
+		s, err := a.app.DB.CreateStaff(t.Context(), core.Staff{Username: "bo-" + strings.ReplaceAll(string(role), "_", "-"),
+			Role: role, CreatedAt: time.Now()}, string(hash))
+		if err != nil {
+			t.Fatal(err)
+		}
+		staff[role] = s.Username
+	}
+	srv := httptest.NewServer(a.app.Handler)
+	t.Cleanup(srv.Close)
+	t.Cleanup(a.app.hub.Close) // seat streams end before the server waits for them
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-background-networking", true), chromedp.WindowSize(1280, 800))...)
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browserCtx); err != nil { // starts the browser, without a deadline
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &boxOfficeBrowser{t: t, a: a, url: srv.URL, staff: staff, browser: browserCtx, dir: screenshotDir(t)}
+}
+
+// tab opens a tab in a browser context of its own (its own cookies) and
+// logs in as the account of role.
+func (bb *boxOfficeBrowser) tab(name string, role core.Role) tab {
+	bb.t.Helper()
+	ctx, cancel := chromedp.NewContext(bb.browser, chromedp.WithNewBrowserContext())
+	bb.t.Cleanup(cancel)
+	// The first action opens the tab and binds it to the context it runs
+	// with: run it without do's deadline.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		bb.t.Fatalf("open tab %s: %v", name, err)
+	}
+	b := tab{t: bb.t, ctx: ctx, name: name, dir: bb.dir}
+	b.do("log in as "+bb.staff[role],
+		chromedp.Navigate(bb.url+"/console/login"),
+		chromedp.WaitVisible(chromedp.ID("username")),
+		chromedp.SendKeys(chromedp.ID("username"), bb.staff[role]),
+		chromedp.SendKeys(chromedp.ID("password"), testPassword),
+		chromedp.Click(chromedp.ID("login-submit")),
+		chromedp.WaitVisible(chromedp.ID("stat-pending")),
+	)
+	return b
+}
+
+// createGridShow sets up a show of rows × perRow seats at 2500 cents
+// through the API and returns its id.
+func (bb *boxOfficeBrowser) createGridShow(name string, rows, perRow int) int64 {
+	bb.t.Helper()
+	body := fmt.Sprintf(`{"name":%q,"venue":"Arena","starts_at":%q,"currency":"EUR",
+		"price_categories":[{"code":"STD","name":"Standard","price_cents":2500}],
+		"grid":{"rows":%d,"seats_per_row":%d,"category":"STD"}}`,
+		name, time.Now().Add(72*time.Hour).UTC().Format(time.RFC3339), rows, perRow)
+	rec := bb.a.do("POST", "/api/v1/shows", body)
+	if rec.Code != 201 {
+		bb.t.Fatalf("create show %s: %d %s", name, rec.Code, rec.Body)
+	}
+	id, ok := decode(bb.t, rec)["id"].(float64)
+	if !ok {
+		bb.t.Fatalf("create show %s: no id in %s", name, rec.Body)
+	}
+	return int64(id)
+}
+
+// eval runs a JavaScript expression in b and returns its value.
+func evalIn[T any](b tab, what, expr string, opts ...chromedp.EvaluateOption) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
+	if err != nil {
+		b.t.Fatalf("%s: %s: %v", b.name, what, err)
+	}
+	return v
+}
+
+// gridTimingScript runs in the seat-map tab before any page script. After
+// the load event it waits for the next frame (style and layout of the whole
+// grid are done before a frame is drawn) and a task after it (the frame is
+// drawn), and records the time since navigation start; it also records when
+// the stream's first message (the whole grid again) was swapped in and its
+// frame drawn.
+const gridTimingScript = `(() => {
+  const afterFrame = (key) => requestAnimationFrame(() => setTimeout(() => { window[key] = performance.now(); }, 0));
+  addEventListener('load', () => afterFrame('__gridFrameAt'));
+  document.addEventListener('htmx:sseMessage', () => {
+    if (window.__streamFrameAt === undefined && window.__streamSeen === undefined) {
+      window.__streamSeen = true;
+      afterFrame('__streamFrameAt');
+    }
+  });
+})()`
+
+// TestSeatMap20000InBrowser sets up a 20,000-seat show through the API and
+// loads its console seat map in Chromium: every seat is rendered, and the
+// time from navigation start to the drawn grid is printed against the 1 s
+// target, split into the server's answer, parsing and scripts, and layout.
+func TestSeatMap20000InBrowser(t *testing.T) {
+	const rows, perRow = 100, 200
+	bb := startBoxOfficeBrowser(t)
+	showID := bb.createGridShow("Arena 20k", rows, perRow)
+	ops := bb.tab("seat map", core.RoleOps)
+	if _, err := chromedp.Call(ops.ctx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: gridTimingScript}); err != nil {
+		t.Fatalf("timing script: %v", err)
+	}
+	if _, err := chromedp.Call(ops.ctx, performance.Enable, performance.EnableParams{}); err != nil {
+		t.Fatalf("performance metrics: %v", err)
+	}
+	before := mainThreadTimes(ops)
+	ops.do("open the 20,000-seat map", chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, showID)))
+	ops.waitJS("the grid's first frame", `window.__gridFrameAt !== undefined`)
+	atGrid := mainThreadTimes(ops)
+	if n := evalIn[int](ops, "count the seats", `document.querySelectorAll('#seat-grid button.seat').length`); n != rows*perRow {
+		t.Fatalf("%d seat buttons rendered, want %d", n, rows*perRow)
+	}
+	ops.waitJS("the stream's grid drawn", `window.__streamFrameAt !== undefined`)
+	atStream := mainThreadTimes(ops)
+	if n := evalIn[int](ops, "count the seats", `document.querySelectorAll('#seat-grid button.seat.available').length`); n != rows*perRow {
+		t.Fatalf("%d available seat buttons after the stream's grid, want %d", n, rows*perRow)
+	}
+	var timing struct {
+		RequestStart, ResponseStart, ResponseEnd, DOMInteractive, DOMContentLoaded, LoadEnd, GridFrame, StreamFrame float64
+		Bytes                                                                                        float64
+	}
+	raw := evalIn[string](ops, "timings", `JSON.stringify((() => { const n = performance.getEntriesByType('navigation')[0];
+		return {RequestStart: n.requestStart, ResponseStart: n.responseStart, ResponseEnd: n.responseEnd, DOMInteractive: n.domInteractive,
+			DOMContentLoaded: n.domContentLoadedEventEnd, LoadEnd: n.loadEventEnd, GridFrame: window.__gridFrameAt,
+			StreamFrame: window.__streamFrameAt, Bytes: n.transferSize}; })())`)
+	if err := json.Unmarshal([]byte(raw), &timing); err != nil {
+		t.Fatal(err)
+	}
+	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + " ms" }
+	t.Logf("20,000-seat map: grid drawn %s after navigation start = %.2f × the 1 s target", ms(timing.GridFrame), timing.GridFrame/1000)
+	t.Logf("  request sent %s, first byte %s, last byte %s (%.1f MB), DOM parsed %s, scripts done (DOMContentLoaded) %s, load %s",
+		ms(timing.RequestStart), ms(timing.ResponseStart), ms(timing.ResponseEnd), timing.Bytes/1e6, ms(timing.DOMInteractive), ms(timing.DOMContentLoaded), ms(timing.LoadEnd))
+	t.Logf("  the stream's first message (the whole grid again) swapped in and drawn at %s = %.2f × the target",
+		ms(timing.StreamFrame), timing.StreamFrame/1000)
+	t.Logf("  main thread until the grid's frame: %s; until the stream's: %s", atGrid.since(before), atStream.since(atGrid))
+	viewportShot(ops, "boxoffice-01-seat-map-20000")
+}
+
+// threadTimes are Chromium's cumulative main-thread times of a tab, in seconds.
+type threadTimes struct{ script, style, layout, task float64 }
+
+func mainThreadTimes(b tab) threadTimes {
+	b.t.Helper()
+	res, err := chromedp.Call(b.ctx, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		b.t.Fatalf("%s: performance metrics: %v", b.name, err)
+	}
+	var tt threadTimes
+	for _, m := range res.Metrics {
+		switch m.Name {
+		case "ScriptDuration":
+			tt.script = m.Value
+		case "RecalcStyleDuration":
+			tt.style = m.Value
+		case "LayoutDuration":
+			tt.layout = m.Value
+		case "TaskDuration":
+			tt.task = m.Value
+		}
+	}
+	return tt
+}
+
+func (tt threadTimes) since(before threadTimes) string {
+	return fmt.Sprintf("busy %.0f ms (script %.0f ms, style %.0f ms, layout %.0f ms)", (tt.task-before.task)*1000,
+		(tt.script-before.script)*1000, (tt.style-before.style)*1000, (tt.layout-before.layout)*1000)
+}
+
+// viewportShot saves what the tab's viewport shows: a full-page shot of a
+// 20,000-seat grid would be a huge image for nothing more.
+func viewportShot(b tab, name string) {
+	b.t.Helper()
+	buf, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("%s: screenshot %s: %v", b.name, name, err)
+	}
+	path := filepath.Join(b.dir, name+".png")
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", path)
+}
+
+// placeOn places an order for user on show through the API, with a
+// customer, and returns its order number and code.
+func (bb *boxOfficeBrowser) placeOn(showID, user int64, cu core.Customer, seats ...string) (orderNo, code string) {
+	bb.t.Helper()
+	body, err := json.Marshal(map[string]any{"user_id": user, "show_id": showID, "seat_ids": seats, "customer": cu})
+	if err != nil {
+		bb.t.Fatal(err)
+	}
+	rec := bb.a.do("POST", "/api/v1/orders", string(body))
+	if rec.Code != 201 {
+		bb.t.Fatalf("place %v on show %d: %d %s", seats, showID, rec.Code, rec.Body)
+	}
+	m := decode(bb.t, rec)
+	return m["order_no"].(string), m["code"].(string)
+}
+
+// payOrder pays an order in full through the signed callback.
+func (bb *boxOfficeBrowser) payOrder(orderNo string) {
+	bb.t.Helper()
+	o, err := bb.a.app.DB.Order(bb.t.Context(), orderNo)
+	if err != nil {
+		bb.t.Fatal(err)
+	}
+	if rec := bb.a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-%s","amount_cents":%d}`, orderNo, orderNo, o.AmountCents)); rec.Code != 200 {
+		bb.t.Fatalf("pay %s: %d %s", orderNo, rec.Code, rec.Body)
+	}
+}
+
+// orderRows are the order numbers of the orders page's rows, top to bottom.
+func orderRows(b tab) []string {
+	b.t.Helper()
+	return evalIn[[]string](b, "the order rows",
+		`[...document.querySelectorAll('#orders tbody tr[id^="order-"]')].map(r => r.id.slice('order-'.length))`)
+}
+
+// waitOrdersPage waits until the orders page of query (its non-empty
+// parameters, encoded as URLSearchParams does) has loaded.
+func waitOrdersPage(b tab, what, query string) {
+	b.t.Helper()
+	b.waitJS(what, fmt.Sprintf(`location.pathname === '/console/orders' && document.readyState === 'complete' &&
+		document.getElementById('orders') !== null &&
+		new URLSearchParams([...new URLSearchParams(location.search)].filter(([, v]) => v !== '')).toString() === %q`, query))
+}
+
+// TestOrdersPageInBrowser drives the console's orders page: the status and
+// show filters, the header search box finding an order by its code, its
+// customer's email and its seat, the next-page link through 55 orders, and
+// the CSV export of the filtered orders.
+func TestOrdersPageInBrowser(t *testing.T) {
+	bb := startBoxOfficeBrowser(t)
+	show := bb.a.show.ID // 3×4: A-1 … C-4
+	pending, pendingCode := bb.placeOn(show, 71, core.Customer{Name: "Ada Lovelace", Email: "ada@example.org"}, "A-1")
+	paid, _ := bb.placeOn(show, 72, core.Customer{Name: "Grace Hopper", Email: "grace@example.org"}, "B-2")
+	bb.payOrder(paid)
+	cancelled, _ := bb.placeOn(show, 73, core.Customer{Name: "Alan Turing", Email: "alan@example.org"}, "C-3")
+	if rec := bb.a.do("POST", "/api/v1/orders/"+cancelled+"/cancel", `{"user_id":73}`); rec.Code != 200 {
+		t.Fatalf("cancel: %d %s", rec.Code, rec.Body)
+	}
+	// A second show with more orders than one page holds (50), newer than
+	// the first show's; its seats are A-1 … B-30, so no C-3.
+	other := bb.createGridShow("Matinee", 2, 30)
+	all := map[string]bool{pending: true, paid: true, cancelled: true}
+	for i := range 52 {
+		no, _ := bb.placeOn(other, int64(1000+i), core.Customer{}, fmt.Sprintf("%c-%d", 'A'+i/30, i%30+1))
+		all[no] = true
+	}
+
+	clerk := bb.tab("orders", core.RoleBoxOffice)
+	clerk.do("the orders page", chromedp.Navigate(bb.url+"/console/orders"), chromedp.WaitVisible(chromedp.ID("orders")))
+	seen := map[string]bool{}
+	first := orderRows(clerk)
+	clerk.screenshot("boxoffice-02-orders")
+	clerk.do("the next page", chromedp.Click(chromedp.ID("orders-next")))
+	clerk.waitJS("the second page", `new URLSearchParams(location.search).has('cursor') && document.readyState === 'complete'`)
+	second := orderRows(clerk)
+	if len(first) != core.SearchDefaultLimit || len(second) != len(all)-core.SearchDefaultLimit {
+		t.Errorf("pages of %d and %d rows, want %d and %d", len(first), len(second), core.SearchDefaultLimit, len(all)-core.SearchDefaultLimit)
+	}
+	for _, no := range append(first, second...) {
+		if !all[no] || seen[no] {
+			t.Errorf("order %s: unknown or on both pages", no)
+		}
+		seen[no] = true
+	}
+	if n := evalIn[int](clerk, "next link", `document.querySelectorAll('#orders-next').length`); n != 0 {
+		t.Errorf("the last page still links to a next page")
+	}
+
+	filters := []struct {
+		name, show, status, query string
+		want                      []string // newest first
+	}{
+		{"status paid", "", "paid", "status=paid", []string{paid}},
+		{"first show", strconv.FormatInt(show, 10), "", "show=" + strconv.FormatInt(show, 10), []string{cancelled, paid, pending}},
+		{"first show, cancelled", strconv.FormatInt(show, 10), "cancelled", fmt.Sprintf("show=%d&status=cancelled", show), []string{cancelled}},
+	}
+	for _, f := range filters {
+		clerk.do("filter "+f.name,
+			chromedp.Navigate(bb.url+"/console/orders"),
+			chromedp.WaitVisible(chromedp.ID("orders")),
+			chromedp.SetValue(chromedp.CSS(`form.filters select[name="show"]`), f.show),
+			chromedp.SetValue(chromedp.CSS(`form.filters select[name="status"]`), f.status),
+			chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
+		)
+		waitOrdersPage(clerk, f.name, f.query)
+		if got := orderRows(clerk); !slices.Equal(got, f.want) {
+			t.Errorf("filter %s: rows %v, want %v", f.name, got, f.want)
+		}
+	}
+
+	// The export link of the last filter (first show, cancelled), fetched
+	// with the tab's session as a click would.
+	csvText := evalIn[string](clerk, "fetch the CSV export",
+		`fetch(document.getElementById('orders-csv').href).then(r => r.ok ? r.text() : 'HTTP ' + r.status)`, chromedp.EvalAwaitPromise)
+	rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV export: %v: %q", err, csvText)
+	}
+	if len(rows) != 2 || rows[0][1] != "order_no" || rows[1][1] != cancelled || rows[1][2] != "cancelled" || rows[1][12] != "alan@example.org" {
+		t.Errorf("CSV export of the first show's cancelled orders: %q", rows)
+	}
+
+	for _, s := range []struct{ kind, q, want string }{
+		{"code", pendingCode, pending},
+		{"customer email", "grace@example.org", paid},
+		{"seat", "C-3", cancelled},
+	} {
+		clerk.do("search by "+s.kind,
+			chromedp.Navigate(bb.url+"/console/"),
+			chromedp.WaitVisible(chromedp.ID("header-search")),
+			chromedp.SendKeys(chromedp.ID("header-search"), s.q+kb.Enter),
+		)
+		waitOrdersPage(clerk, "search by "+s.kind, "q="+url.QueryEscape(s.q))
+		if got := orderRows(clerk); !slices.Equal(got, []string{s.want}) {
+			t.Errorf("header search by %s %q: rows %v, want [%s]", s.kind, s.q, got, s.want)
+		}
+	}
+	clerk.screenshot("boxoffice-03-search")
+}
+
+// TestRefundsInBrowser refunds from the order page: ops refund a paid order
+// in one step; above SEATFLOW_REFUND_APPROVAL_CENTS box office only
+// requests a refund, and ops approve it. Each refunded order ends refunded
+// on its page and in the store, its seats available again.
+func TestRefundsInBrowser(t *testing.T) {
+	const threshold = 2000 // one C seat (1000) is below it, two A seats (3000) above
+	bb := startBoxOfficeBrowser(t, "SEATFLOW_REFUND_APPROVAL_CENTS", strconv.Itoa(threshold))
+	show := bb.a.show.ID
+	small, _ := bb.placeOn(show, 81, core.Customer{Name: "Ada"}, "C-1")
+	bb.payOrder(small)
+	large, _ := bb.placeOn(show, 82, core.Customer{Name: "Grace"}, "A-1", "A-2")
+	bb.payOrder(large)
+	ops := bb.tab("ops", core.RoleOps)
+	clerk := bb.tab("box office", core.RoleBoxOffice)
+
+	refund := func(b tab, orderNo, reason string) {
+		t.Helper()
+		b.do("refund "+orderNo,
+			chromedp.Navigate(bb.url+"/console/orders/"+orderNo),
+			chromedp.WaitVisible(chromedp.ID("refund-form")),
+			chromedp.SendKeys(chromedp.ID("refund-reason"), reason),
+			chromedp.SendKeys(chromedp.ID("refund-reference"), "R-"+orderNo[len(orderNo)-6:]),
+			chromedp.Click(chromedp.ID("refund-button")),
+			chromedp.WaitVisible(chromedp.ID("cancel-outcome")),
+		)
+	}
+	storeStatus := func(orderNo string) core.OrderStatus {
+		t.Helper()
+		o, err := bb.a.app.DB.Order(t.Context(), orderNo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Status
+	}
+	seatsIn := func(want string, seatIDs ...string) {
+		t.Helper()
+		states := bb.a.seatStates()
+		for _, id := range seatIDs {
+			if states[id] != want {
+				t.Errorf("seat %s is %s, want %s", id, states[id], want)
+			}
+		}
+	}
+	refunded := func(b tab, orderNo string, seatIDs ...string) {
+		t.Helper()
+		if got := b.text("#cancel-outcome"); !strings.Contains(got, "Order refunded") {
+			t.Errorf("%s: outcome %q", orderNo, got)
+		}
+		if got := b.text("#order-status"); got != "refunded" {
+			t.Errorf("%s: page shows status %q, want refunded", orderNo, got)
+		}
+		if st := storeStatus(orderNo); st != core.StatusRefunded {
+			t.Errorf("%s: stored status %s, want refunded", orderNo, st)
+		}
+		seatsIn("available", seatIDs...)
+	}
+
+	refund(ops, small, "customer cannot come")
+	refunded(ops, small, "C-1")
+	ops.screenshot("boxoffice-04-refunded")
+
+	refund(clerk, large, "show date clashes with a wedding")
+	if got := clerk.text("#cancel-outcome"); !strings.Contains(got, "Refund requested") {
+		t.Errorf("box office above the threshold: outcome %q, want a request", got)
+	}
+	if got := clerk.text("#order-status"); got != "paid" {
+		t.Errorf("after the request the page shows %q, want paid", got)
+	}
+	if n := evalIn[int](clerk, "approve form", `document.querySelectorAll('#approve-refund').length`); n != 0 {
+		t.Errorf("box office is offered the approval")
+	}
+	if st := storeStatus(large); st != core.StatusPaid {
+		t.Errorf("after the request the order is %s in the store, want paid", st)
+	}
+	seatsIn("sold", "A-1", "A-2")
+	clerk.screenshot("boxoffice-05-refund-requested")
+
+	ops.do("approve the request",
+		chromedp.Navigate(bb.url+"/console/orders/"+large),
+		chromedp.WaitVisible(chromedp.ID("approve-refund")),
+		chromedp.Click(chromedp.ID("approve-refund")),
+		chromedp.WaitVisible(chromedp.ID("cancel-outcome")),
+	)
+	refunded(ops, large, "A-1", "A-2")
+	if got := ops.text("#refunds"); !strings.Contains(got, "refunded") {
+		t.Errorf("refund list: %q", got)
+	}
+	ops.screenshot("boxoffice-06-refund-approved")
+}
