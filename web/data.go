@@ -231,6 +231,10 @@ func (d OrderData) OpenRefundRequest() (core.Refund, bool) {
 type SeatMapData struct {
 	Show  core.Show
 	Seats []core.SeatView // ordered by row, then column
+	// Version is the seat hub's version of the show read before Seats: the
+	// page's stream sends it back, and gets the whole grid only if
+	// something changed since.
+	Version string
 }
 
 // Rows splits the seats into rows of the grid.
