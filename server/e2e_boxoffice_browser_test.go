@@ -199,10 +199,22 @@ func TestSeatMap20000InBrowser(t *testing.T) {
 	bb.placeOn(showID, 91, core.Customer{}, last)
 	ops.waitJS("the held seat locked without a reload", fmt.Sprintf(
 		`window.__sameDocument === true && document.getElementById('seat-%s').classList.contains('locked')`, last))
+	viewportShot(ops, "boxoffice-01-seat-map-20000")
 	if n := evalIn[int](ops, "stream messages", `window.__sseMessages`); n != 1 {
 		t.Errorf("the stream sent %d messages for one change, want 1 (not the whole grid first)", n)
 	}
-	viewportShot(ops, "boxoffice-01-seat-map-20000")
+
+	// Rows off screen skip layout until they scroll near: scrolled to the
+	// far right and down to row 90, that row's last seat is drawn.
+	far := fmt.Sprintf("seat-%s-%d", core.RowName(90), perRow)
+	ops.do("scroll to the far right, then down", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const m = document.querySelector('.seatmap');
+		m.scrollLeft = m.scrollWidth;
+		window.scrollTo(0, document.getElementById(%q).parentElement.getBoundingClientRect().top + window.scrollY - 200);
+	})()`, far)))
+	ops.waitJS("a seat scrolled into view drawn", fmt.Sprintf(
+		`document.getElementById(%q).checkVisibility({contentVisibilityAuto: true})`, far))
+	viewportShot(ops, "boxoffice-01-seat-map-20000-scrolled")
 }
 
 // threadTimes are Chromium's main-thread times of a tab's document so
