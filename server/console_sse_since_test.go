@@ -137,3 +137,41 @@ func openSeatStream(t *testing.T, streamURL string, b *browser) func() string {
 		return ""
 	}
 }
+
+// TestSeatHubVersion: a show's version moves with each change delivered and
+// each stream the hub ends (that browser must get the grid when it
+// reconnects), not when a browser leaves, and only that show's.
+func TestSeatHubVersion(t *testing.T) {
+	tests := []struct {
+		name  string
+		do    func(h *SeatHub, sub *SeatSubscription)
+		moved bool
+	}{
+		{"nothing", func(*SeatHub, *SeatSubscription) {}, false},
+		{"another show's change", func(h *SeatHub, _ *SeatSubscription) { h.SeatsChanged(2, []string{"A-1"}, core.SeatLocked, "SF1") }, false},
+		{"a change", func(h *SeatHub, _ *SeatSubscription) { h.SeatsChanged(1, []string{"A-1"}, core.SeatLocked, "SF1") }, true},
+		{"a browser left", func(_ *SeatHub, sub *SeatSubscription) { sub.Close() }, false},
+		{"the hub closed", func(h *SeatHub, _ *SeatSubscription) { h.Close() }, true},
+		{"a slow stream dropped", func(h *SeatHub, _ *SeatSubscription) {
+			for range subscriberBuffer + 1 {
+				h.Deliver(SeatChange{ShowID: 1, SeatIDs: []string{"A-1"}, State: core.SeatLocked})
+			}
+		}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := NewSeatHub(nil, nil)
+			sub := h.Subscribe(1)
+			if v := h.Version(1); v != sub.Version {
+				t.Fatalf("subscription version %q, hub's %q", sub.Version, v)
+			}
+			tc.do(h, sub)
+			if moved := h.Version(1) != sub.Version; moved != tc.moved {
+				t.Errorf("version moved: %v, want %v", moved, tc.moved)
+			}
+		})
+	}
+	if a, b := NewSeatHub(nil, nil).Version(1), NewSeatHub(nil, nil).Version(1); a == b {
+		t.Errorf("two hubs (processes) share the version %q", a)
+	}
+}

@@ -42,8 +42,8 @@ type SeatHub struct {
 	log   *slog.Logger
 
 	// epoch and versions name what a seat map was drawn at (Version): a
-	// show's count of changes delivered by this hub, which a restarted
-	// process (another epoch) never repeats.
+	// show's count of changes delivered and of streams the hub ended,
+	// which a restarted process (another epoch) never repeats.
 	epoch string
 
 	mu       sync.Mutex
@@ -63,7 +63,8 @@ func NewSeatHub(relay SeatRelay, logger *slog.Logger) *SeatHub {
 		subs: map[int64]map[*SeatSubscription]struct{}{}, versions: map[int64]uint64{}}
 }
 
-// Version names the seat changes of showID this hub has delivered so far.
+// Version names the seat changes of showID this hub has delivered, and
+// the streams of it the hub has ended, so far.
 // A page that reads it before it reads the seats, and a stream whose
 // subscription (SeatSubscription.Version) has the same, saw the same
 // changes: the stream need not send the whole grid again.
@@ -147,19 +148,30 @@ func (h *SeatHub) Subscribe(showID int64) *SeatSubscription {
 func (s *SeatSubscription) Close() {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
-	s.hub.removeLocked(s)
+	s.hub.unsubscribeLocked(s) // its browser left: nothing was missed
 }
 
+// removeLocked ends s for the hub (too slow, shutting down) and moves its
+// show's version: the stream may have missed changes, and its browser
+// reconnects with the old version and must get the grid.
 func (h *SeatHub) removeLocked(s *SeatSubscription) {
+	if h.unsubscribeLocked(s) {
+		h.versions[s.showID]++
+	}
+}
+
+// unsubscribeLocked drops s; false if it was gone already.
+func (h *SeatHub) unsubscribeLocked(s *SeatSubscription) bool {
 	set := h.subs[s.showID]
 	if _, ok := set[s]; !ok {
-		return
+		return false
 	}
 	delete(set, s)
 	close(s.ch)
 	if len(set) == 0 {
 		delete(h.subs, s.showID)
 	}
+	return true
 }
 
 // Close ends every subscription, so open event streams finish and a server
