@@ -327,10 +327,16 @@ func (cn *console) seatMapData(c echo.Context) (web.SeatMapData, error) {
 }
 
 func (cn *console) seatMap(c echo.Context) error {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	version := cn.Hub.Version(id) // before the seats are read: see seatEvents
 	d, err := cn.seatMapData(c)
 	if err != nil {
 		return err
 	}
+	d.Version = version
 	p := cn.page(c, "shows.title", web.NavShows)
 	return render(c, http.StatusOK, web.SeatMapPage(p, d))
 }

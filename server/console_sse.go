@@ -19,7 +19,10 @@ import (
 // seatEvents streams a show's seat changes as server-sent events named
 // "seats", each holding seat buttons marked hx-swap-oob. It subscribes
 // before it reads the grid and sends the whole grid first, so no change
-// falls between the page and the stream. It ends when the browser goes,
+// falls between the page and the stream, unless the page's ?since= is the
+// hub's version of the show at the subscription: then the page already
+// has every change before it, and sending 20,000 seats again would only
+// freeze the browser while it swaps them in. It ends when the browser goes,
 // when the hub drops it for falling behind (the browser reconnects and
 // gets a fresh grid), or when the hub closes at shutdown.
 func (cn *console) seatEvents(c echo.Context) error {
@@ -30,11 +33,17 @@ func (cn *console) seatEvents(c echo.Context) error {
 	}
 	sub := cn.Hub.Subscribe(id)
 	defer sub.Close()
-	d, err := cn.seatMapData(c)
-	if err != nil {
+	p := cn.page(c, "shows.title", web.NavShows)
+	var grid templ.Component
+	if c.QueryParam("since") != sub.Version {
+		d, err := cn.seatMapData(c)
+		if err != nil {
+			return err
+		}
+		grid = web.SeatGrid(p, d, true)
+	} else if _, err := cn.Engine.Store().Show(ctx, id); err != nil {
 		return err
 	}
-	p := cn.page(c, "shows.title", web.NavShows)
 
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/event-stream")
@@ -42,7 +51,9 @@ func (cn *console) seatEvents(c echo.Context) error {
 	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering of the stream
 	cn.liftWriteDeadline(c, "seat stream")    // the stream outlives the server's WriteTimeout by design
 	w.WriteHeader(http.StatusOK)
-	if err := writeSSE(ctx, w, web.SeatGrid(p, d, true)); err != nil {
+	if grid == nil {
+		w.Flush() // the browser counts the stream open once it has the headers
+	} else if err := writeSSE(ctx, w, grid); err != nil {
 		return streamErr(ctx, err)
 	}
 	keepAlive := time.NewTicker(sseKeepAlive)
@@ -82,7 +93,7 @@ func seatButtons(p web.Page, ch SeatChange) templ.Component {
 	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		for _, seatID := range ch.SeatIDs {
 			s := core.SeatView{Seat: core.Seat{ShowID: ch.ShowID, SeatID: seatID}, State: ch.State, OrderNo: ch.OrderNo}
-			if err := web.Seat(p, ch.ShowID, s, true).Render(ctx, w); err != nil {
+			if err := web.Seat(p, s, true).Render(ctx, w); err != nil {
 				return err
 			}
 		}

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -125,26 +125,28 @@ func evalIn[T any](b tab, what, expr string, opts ...chromedp.EvaluateOption) T 
 }
 
 // gridTimingScript runs in the seat-map tab before any page script. After
-// the load event it waits for the next frame (style and layout of the whole
-// grid are done before a frame is drawn) and a task after it (the frame is
-// drawn), and records the time since navigation start; it also records when
-// the stream's first message (the whole grid again) was swapped in and its
-// frame drawn.
+// the load event it waits for the next frame (style and layout of the grid
+// are done before a frame is drawn) and a task after it (the frame is
+// drawn), and records the time since navigation start; the same once the
+// seat stream is open. It counts the stream's messages.
 const gridTimingScript = `(() => {
   const afterFrame = (key) => requestAnimationFrame(() => setTimeout(() => { window[key] = performance.now(); }, 0));
   addEventListener('load', () => afterFrame('__gridFrameAt'));
-  document.addEventListener('htmx:sseMessage', () => {
-    if (window.__streamFrameAt === undefined && window.__streamSeen === undefined) {
-      window.__streamSeen = true;
-      afterFrame('__streamFrameAt');
-    }
-  });
+  window.__sseMessages = 0;
+  document.addEventListener('htmx:sseOpen', () => { if (window.__streamOpenAt === undefined) afterFrame('__streamOpenAt'); });
+  document.addEventListener('htmx:sseMessage', () => { window.__sseMessages++; });
 })()`
 
+// seatMapLoads is how many times TestSeatMap20000InBrowser loads the map:
+// the machine is shared, so it prints each load and their median.
+const seatMapLoads = 3
+
 // TestSeatMap20000InBrowser sets up a 20,000-seat show through the API and
-// loads its console seat map in Chromium: every seat is rendered, and the
-// time from navigation start to the drawn grid is printed against the 1 s
-// target, split into the server's answer, parsing and scripts, and layout.
+// loads its console seat map in Chromium: every seat is rendered, the seat
+// stream does not send them all again, and a seat held afterwards turns
+// locked through the stream. The time from navigation start to the drawn
+// grid is printed against the 1 s target, split into the server's answer,
+// parsing and scripts, and the main thread's script, style and layout.
 func TestSeatMap20000InBrowser(t *testing.T) {
 	const rows, perRow = 100, 200
 	bb := startBoxOfficeBrowser(t)
@@ -157,40 +159,67 @@ func TestSeatMap20000InBrowser(t *testing.T) {
 	if _, err := chromedp.Call(ops.ctx, performance.Enable, performance.EnableParams{}); err != nil {
 		t.Fatalf("performance metrics: %v", err)
 	}
-	before := mainThreadTimes(ops)
-	ops.do("open the 20,000-seat map", chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, showID)))
-	ops.waitJS("the grid's first frame", `window.__gridFrameAt !== undefined`)
-	atGrid := mainThreadTimes(ops)
-	if n := evalIn[int](ops, "count the seats", `document.querySelectorAll('#seat-grid button.seat').length`); n != rows*perRow {
-		t.Fatalf("%d seat buttons rendered, want %d", n, rows*perRow)
-	}
-	ops.waitJS("the stream's grid drawn", `window.__streamFrameAt !== undefined`)
-	atStream := mainThreadTimes(ops)
-	if n := evalIn[int](ops, "count the seats", `document.querySelectorAll('#seat-grid button.seat.available').length`); n != rows*perRow {
-		t.Fatalf("%d available seat buttons after the stream's grid, want %d", n, rows*perRow)
-	}
-	var timing struct {
-		RequestStart, ResponseStart, ResponseEnd, DOMInteractive, DOMContentLoaded, LoadEnd, GridFrame, StreamFrame float64
-		Bytes                                                                                        float64
-	}
-	raw := evalIn[string](ops, "timings", `JSON.stringify((() => { const n = performance.getEntriesByType('navigation')[0];
-		return {RequestStart: n.requestStart, ResponseStart: n.responseStart, ResponseEnd: n.responseEnd, DOMInteractive: n.domInteractive,
-			DOMContentLoaded: n.domContentLoadedEventEnd, LoadEnd: n.loadEventEnd, GridFrame: window.__gridFrameAt,
-			StreamFrame: window.__streamFrameAt, Bytes: n.transferSize}; })())`)
-	if err := json.Unmarshal([]byte(raw), &timing); err != nil {
-		t.Fatal(err)
-	}
 	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + " ms" }
-	t.Logf("20,000-seat map: grid drawn %s after navigation start = %.2f × the 1 s target", ms(timing.GridFrame), timing.GridFrame/1000)
-	t.Logf("  request sent %s, first byte %s, last byte %s (%.1f MB), DOM parsed %s, scripts done (DOMContentLoaded) %s, load %s",
-		ms(timing.RequestStart), ms(timing.ResponseStart), ms(timing.ResponseEnd), timing.Bytes/1e6, ms(timing.DOMInteractive), ms(timing.DOMContentLoaded), ms(timing.LoadEnd))
-	t.Logf("  the stream's first message (the whole grid again) swapped in and drawn at %s = %.2f × the target",
-		ms(timing.StreamFrame), timing.StreamFrame/1000)
-	t.Logf("  main thread until the grid's frame: %s; until the stream's: %s", atGrid.since(before), atStream.since(atGrid))
+	var drawn []float64
+	for load := 1; load <= seatMapLoads; load++ {
+		ops.do("open the 20,000-seat map", chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, showID)))
+		ops.waitJS("the grid's first frame", `window.__gridFrameAt !== undefined`)
+		atGrid := mainThreadTimes(ops) // Chromium counts them afresh for each document
+		if n := evalIn[int](ops, "count the seats", `document.querySelectorAll('#seat-grid button.seat').length`); n != rows*perRow {
+			t.Fatalf("%d seat buttons rendered, want %d", n, rows*perRow)
+		}
+		ops.waitJS("the seat stream open", `window.__streamOpenAt !== undefined`)
+		var timing struct {
+			RequestStart, ResponseStart, ResponseEnd, DOMInteractive, DOMContentLoaded, GridFrame, StreamOpen, Bytes float64
+		}
+		raw := evalIn[string](ops, "timings", `JSON.stringify((() => { const n = performance.getEntriesByType('navigation')[0];
+			return {RequestStart: n.requestStart, ResponseStart: n.responseStart, ResponseEnd: n.responseEnd,
+				DOMInteractive: n.domInteractive, DOMContentLoaded: n.domContentLoadedEventEnd, GridFrame: window.__gridFrameAt,
+				StreamOpen: window.__streamOpenAt, Bytes: n.transferSize || n.encodedBodySize}; })())`)
+		if err := json.Unmarshal([]byte(raw), &timing); err != nil {
+			t.Fatal(err)
+		}
+		drawn = append(drawn, timing.GridFrame)
+		t.Logf("load %d: grid drawn %s after navigation start = %.2f × the 1 s target; stream open %s", load,
+			ms(timing.GridFrame), timing.GridFrame/1000, ms(timing.StreamOpen))
+		t.Logf("  request sent %s, first byte %s (the server's work), last byte %s (%.1f MB), DOM parsed %s, scripts done %s; main thread %s",
+			ms(timing.RequestStart), ms(timing.ResponseStart), ms(timing.ResponseEnd), timing.Bytes/1e6,
+			ms(timing.DOMInteractive), ms(timing.DOMContentLoaded), atGrid)
+	}
+	slices.Sort(drawn)
+	median := drawn[len(drawn)/2]
+	t.Logf("20,000-seat map: median of %d loads: grid drawn %s = %.2f × the 1 s target (under -race the server's part is several times slower)",
+		seatMapLoads, ms(median), median/1000)
+
+	// A seat held now turns locked through the stream. Nothing changed
+	// between the page's read of the seats and the stream's start, so that
+	// change is the stream's first message: it did not send the 20,000
+	// seats again (events arrive in order, so one before it would count).
+	ops.do("mark the document", chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+	last := fmt.Sprintf("%s-%d", core.RowName(rows), perRow)
+	bb.placeOn(showID, 91, core.Customer{}, last)
+	ops.waitJS("the held seat locked without a reload", fmt.Sprintf(
+		`window.__sameDocument === true && document.getElementById('seat-%s').classList.contains('locked')`, last))
 	viewportShot(ops, "boxoffice-01-seat-map-20000")
+	if n := evalIn[int](ops, "stream messages", `window.__sseMessages`); n != 1 {
+		t.Errorf("the stream sent %d messages for one change, want 1 (not the whole grid first)", n)
+	}
+
+	// Rows off screen skip layout until they scroll near: scrolled to the
+	// far right and down to row 90, that row's last seat is drawn.
+	far := fmt.Sprintf("seat-%s-%d", core.RowName(90), perRow)
+	ops.do("scroll to the far right, then down", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const m = document.querySelector('.seatmap');
+		m.scrollLeft = m.scrollWidth;
+		window.scrollTo(0, document.getElementById(%q).parentElement.getBoundingClientRect().top + window.scrollY - 200);
+	})()`, far)))
+	ops.waitJS("a seat scrolled into view drawn", fmt.Sprintf(
+		`document.getElementById(%q).checkVisibility({contentVisibilityAuto: true})`, far))
+	viewportShot(ops, "boxoffice-01-seat-map-20000-scrolled")
 }
 
-// threadTimes are Chromium's cumulative main-thread times of a tab, in seconds.
+// threadTimes are Chromium's main-thread times of a tab's document so
+// far, in seconds.
 type threadTimes struct{ script, style, layout, task float64 }
 
 func mainThreadTimes(b tab) threadTimes {
@@ -215,9 +244,9 @@ func mainThreadTimes(b tab) threadTimes {
 	return tt
 }
 
-func (tt threadTimes) since(before threadTimes) string {
-	return fmt.Sprintf("busy %.0f ms (script %.0f ms, style %.0f ms, layout %.0f ms)", (tt.task-before.task)*1000,
-		(tt.script-before.script)*1000, (tt.style-before.style)*1000, (tt.layout-before.layout)*1000)
+func (tt threadTimes) String() string {
+	return fmt.Sprintf("busy %.0f ms (script %.0f ms, style %.0f ms, layout %.0f ms)",
+		tt.task*1000, tt.script*1000, tt.style*1000, tt.layout*1000)
 }
 
 // viewportShot saves what the tab's viewport shows: a full-page shot of a

@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 
 	"seatflow/core"
 )
@@ -39,9 +41,15 @@ type SeatHub struct {
 	relay SeatRelay
 	log   *slog.Logger
 
-	mu     sync.Mutex
-	subs   map[int64]map[*SeatSubscription]struct{}
-	closed bool
+	// epoch and versions name what a seat map was drawn at (Version): a
+	// show's count of changes delivered and of streams the hub ended,
+	// which a restarted process (another epoch) never repeats.
+	epoch string
+
+	mu       sync.Mutex
+	subs     map[int64]map[*SeatSubscription]struct{}
+	versions map[int64]uint64
+	closed   bool
 }
 
 var _ core.Notifier = (*SeatHub)(nil)
@@ -51,7 +59,23 @@ func NewSeatHub(relay SeatRelay, logger *slog.Logger) *SeatHub {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &SeatHub{relay: relay, log: logger, subs: map[int64]map[*SeatSubscription]struct{}{}}
+	return &SeatHub{relay: relay, log: logger, epoch: strconv.FormatInt(time.Now().UnixNano(), 36),
+		subs: map[int64]map[*SeatSubscription]struct{}{}, versions: map[int64]uint64{}}
+}
+
+// Version names the seat changes of showID this hub has delivered, and
+// the streams of it the hub has ended, so far.
+// A page that reads it before it reads the seats, and a stream whose
+// subscription (SeatSubscription.Version) has the same, saw the same
+// changes: the stream need not send the whole grid again.
+func (h *SeatHub) Version(showID int64) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.versionLocked(showID)
+}
+
+func (h *SeatHub) versionLocked(showID int64) string {
+	return h.epoch + "." + strconv.FormatUint(h.versions[showID], 10)
 }
 
 // SeatsChanged implements core.Notifier. It never blocks on a subscriber.
@@ -77,6 +101,7 @@ func (h *SeatHub) SeatsChanged(showID int64, seatIDs []string, state core.SeatSt
 func (h *SeatHub) Deliver(c SeatChange) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.versions[c.ShowID]++
 	for s := range h.subs[c.ShowID] {
 		select {
 		case s.ch <- c:
@@ -90,7 +115,11 @@ func (h *SeatHub) Deliver(c SeatChange) {
 // SeatSubscription receives the changes of one show on C until it is
 // closed, by Close, by the hub when it falls behind, or by SeatHub.Close.
 type SeatSubscription struct {
-	C      <-chan SeatChange
+	C <-chan SeatChange
+	// Version is the show's Version when the subscription began: every
+	// later change comes on C.
+	Version string
+
 	ch     chan SeatChange
 	showID int64
 	hub    *SeatHub
@@ -103,6 +132,7 @@ func (h *SeatHub) Subscribe(showID int64) *SeatSubscription {
 	s := &SeatSubscription{C: ch, ch: ch, showID: showID, hub: h}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s.Version = h.versionLocked(showID)
 	if h.closed {
 		close(ch)
 		return s
@@ -118,19 +148,30 @@ func (h *SeatHub) Subscribe(showID int64) *SeatSubscription {
 func (s *SeatSubscription) Close() {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
-	s.hub.removeLocked(s)
+	s.hub.unsubscribeLocked(s) // its browser left: nothing was missed
 }
 
+// removeLocked ends s for the hub (too slow, shutting down) and moves its
+// show's version: the stream may have missed changes, and its browser
+// reconnects with the old version and must get the grid.
 func (h *SeatHub) removeLocked(s *SeatSubscription) {
+	if h.unsubscribeLocked(s) {
+		h.versions[s.showID]++
+	}
+}
+
+// unsubscribeLocked drops s; false if it was gone already.
+func (h *SeatHub) unsubscribeLocked(s *SeatSubscription) bool {
 	set := h.subs[s.showID]
 	if _, ok := set[s]; !ok {
-		return
+		return false
 	}
 	delete(set, s)
 	close(s.ch)
 	if len(set) == 0 {
 		delete(h.subs, s.showID)
 	}
+	return true
 }
 
 // Resync ends every subscription but keeps the hub open: each seat stream

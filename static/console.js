@@ -62,6 +62,16 @@
     };
   }
   document.addEventListener("htmx:sseOpen", streamState("open"));
+
+  // A click on a seat of the map (mouse or keyboard) loads its panel. One
+  // listener serves every seat, the ones the stream swaps in included.
+  document.addEventListener("click", function (ev) {
+    var seat = ev.target.closest && ev.target.closest("[data-panel] button.seat");
+    if (seat && seat.id.indexOf("seat-") === 0) {
+      var grid = seat.closest("[data-panel]");
+      htmx.ajax("GET", grid.getAttribute("data-panel") + encodeURIComponent(seat.id.slice(5)), { target: "#seat-panel" });
+    }
+  });
   document.addEventListener("htmx:sseError", streamState("closed"));
 
   // Counter sale: on a seat map with the counter form, clicking an

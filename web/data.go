@@ -243,6 +243,10 @@ type SeatMapData struct {
 	Seats []core.SeatView // ordered by row, then column
 	// Counter is the counter-sale form, as sent when it was refused.
 	Counter CounterForm
+	// Version is the seat hub's version of the show read before Seats: the
+	// page's stream sends it back, and gets the whole grid only if
+	// something changed since.
+	Version string
 }
 
 // Rows splits the seats into rows of the grid.
