@@ -357,14 +357,14 @@ func TestOrdersPageInBrowser(t *testing.T) {
 		want                      []string // newest first
 	}{
 		{"status paid", "", "paid", "status=paid", []string{paid}},
-		{"first show", strconv.FormatInt(show, 10), "", "show=" + strconv.FormatInt(show, 10), []string{cancelled, paid, pending}},
-		{"first show, cancelled", strconv.FormatInt(show, 10), "cancelled", fmt.Sprintf("show=%d&status=cancelled", show), []string{cancelled}},
+		{"first show", strconv.FormatInt(show, 10), "", "show_id=" + strconv.FormatInt(show, 10), []string{cancelled, paid, pending}},
+		{"first show, cancelled", strconv.FormatInt(show, 10), "cancelled", fmt.Sprintf("show_id=%d&status=cancelled", show), []string{cancelled}},
 	}
 	for _, f := range filters {
 		clerk.do("filter "+f.name,
 			chromedp.Navigate(bb.url+"/console/orders"),
 			chromedp.WaitVisible(chromedp.ID("orders")),
-			chromedp.SetValue(chromedp.CSS(`form.filters select[name="show"]`), f.show),
+			chromedp.SetValue(chromedp.CSS(`form.filters select[name="show_id"]`), f.show),
 			chromedp.SetValue(chromedp.CSS(`form.filters select[name="status"]`), f.status),
 			chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
 		)
