@@ -41,7 +41,10 @@ test: services check
 # On the multi-host topology (no store on 127.0.0.1): the topology's own
 # test, RocketMQ topic creation and delivery on a two-master cluster, and the
 # engine contract suite with the 15 s timeout chain on Redis Cluster and on
-# Sentinel, with MariaDB and both brokers on hosts of their own.
+# Sentinel, with MariaDB and both brokers on hosts of their own; last, three
+# `seatflow serve` instances on the app hosts under load while a Redis Cluster
+# master, the Sentinel master and a broker are killed and an instance is cut
+# from the database (it kills stores, so it runs alone).
 MULTIHOST_CORE = '^(TestEngineContract|TestTimeoutChainEndToEnd)$$'
 MULTIHOST_MQ   = '^(TestNewCreatesTopicsOnEveryMaster|TestNewStartErrors|TestExistingTopicWithCreationOff|TestDelivery)$$'
 test-multihost: cluster
@@ -51,7 +54,8 @@ test-multihost: cluster
 	$(GO) test -race -count=1 -timeout 5m ./core/testenv && \
 	$(GO) test -race -count=1 -timeout 5m -run $(MULTIHOST_MQ) ./core/delay/rocketmq && \
 	SEATFLOW_TEST_REDIS="$$SEATFLOW_CLUSTER_REDIS_CLUSTER" $(GO) test -race -count=1 -timeout 10m -run $(MULTIHOST_CORE) ./core && \
-	SEATFLOW_TEST_REDIS="$$SEATFLOW_CLUSTER_REDIS_SENTINEL" $(GO) test -race -count=1 -timeout 10m -run $(MULTIHOST_CORE) ./core
+	SEATFLOW_TEST_REDIS="$$SEATFLOW_CLUSTER_REDIS_SENTINEL" $(GO) test -race -count=1 -timeout 10m -run $(MULTIHOST_CORE) ./core && \
+	SEATFLOW_TEST_CLUSTER_FAULTS=1 $(GO) test -race -count=1 -timeout 10m -run '^TestClusterFaults$$' ./server/clustertest
 	bash scripts/cluster.sh down
 
 # Only what runs without services (the real-stack tests skip).

@@ -152,6 +152,9 @@ type instance struct {
 	env  map[string]string
 	addr string
 	log  string // stdout and stderr, appended across restarts
+	// command builds the process (nil: the binary itself, here); the
+	// multi-host tests run it inside a topology host's namespace.
+	command func(name string, args ...string) *exec.Cmd
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -161,7 +164,14 @@ type instance struct {
 // startInstance starts a server on a free port and waits until it answers.
 func (s *stack) startInstance(name, bin string) *instance {
 	s.t.Helper()
-	in := &instance{t: s.t, name: name, bin: bin, env: s.env, addr: freeAddr(s.t),
+	return s.startInstanceAt(name, bin, freeAddr(s.t), nil)
+}
+
+// startInstanceAt starts a server listening on addr, its process built by
+// command (nil: run bin directly), and waits until it answers.
+func (s *stack) startInstanceAt(name, bin, addr string, command func(name string, args ...string) *exec.Cmd) *instance {
+	s.t.Helper()
+	in := &instance{t: s.t, name: name, bin: bin, env: s.env, addr: addr, command: command,
 		log: filepath.Join(s.t.TempDir(), name+".log")}
 	if err := in.start(); err != nil {
 		s.t.Fatal(err)
@@ -196,6 +206,9 @@ func (in *instance) start() error {
 		env[k] = v
 	}
 	cmd := exec.Command(in.bin, "serve")
+	if in.command != nil {
+		cmd = in.command(in.bin, "serve")
+	}
 	cmd.Env, cmd.Stdout, cmd.Stderr = environ(env), out, out
 	if err := cmd.Start(); err != nil {
 		out.Close()
@@ -409,6 +422,7 @@ type tally struct {
 	noAnswer    map[string]int         // op → transport errors (instance down)
 	bad         []string               // answers a client must never get (5xx other than 503, or any 5xx where forbidden)
 	unavailable int                    // 503 answers
+	placeFailed []time.Time            // when a placement got a 5xx or no answer
 	orders      []placed
 	payments    []sentPayment
 }
@@ -422,6 +436,9 @@ func newTally() *tally {
 func (tl *tally) record(c call, allow503 bool) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	if c.op == "place" && (c.status == 0 || c.status >= 500) {
+		tl.placeFailed = append(tl.placeFailed, time.Now())
+	}
 	if c.err != nil && c.status == 0 {
 		tl.noAnswer[c.op]++
 		return
