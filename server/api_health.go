@@ -33,5 +33,12 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		}
 		return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: code, Message: err.Error()}})
 	}
+	// An instance whose clock is off would end holds early or late: take
+	// it out of the load balancer until its time sync is fixed.
+	if s.skew != nil {
+		if bad, why := s.skew.Skewed(); bad {
+			return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: "clock_skew", Message: why}})
+		}
+	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,6 +45,8 @@ type App struct {
 	reconcileDone <-chan struct{}
 
 	relay      *RedisRelay // nil with the embedded Redis: one process, no one to relay to
+	clock      core.Clock
+	skew       *clockSkew // nil until NewApp
 	health     *storeHealth
 	stopHealth context.CancelFunc
 	healthDone chan struct{}
@@ -63,6 +66,11 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 			err = errors.Join(err, a.Close())
 		}
 	}()
+	// A clock that is off judges every expiry wrong: refuse to serve.
+	a.skew = newClockSkew(a.DB, a.clock, cfg.MaxClockSkew, a.registry, logger)
+	if err = a.skew.checkAtStart(ctx); err != nil {
+		return nil, err
+	}
 	if err = a.queue.Consume(ctx, a.engine.HandleTimeout); err != nil {
 		return nil, fmt.Errorf("start timeout consumer: %w", err)
 	}
@@ -80,11 +88,14 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	a.stopHealth, a.healthDone = stopHealth, make(chan struct{})
 	go func() {
 		defer close(a.healthDone)
+		var wg sync.WaitGroup
+		wg.Go(func() { a.skew.watch(hctx) })
 		a.health.watch(hctx, a.probeStores)
+		wg.Wait()
 	}()
 
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
-		Refunds: a.Refunds, Registry: a.registry, Logger: logger, health: a.health})
+		Refunds: a.Refunds, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
 	// Live seat-map streams never finish on their own: end them when the
 	// shutdown starts, or it would wait for them until its timeout.
@@ -95,7 +106,10 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 // OpenApp connects every store and builds the engine and the reconciler,
 // but consumes nothing and serves nothing: what one-shot commands need.
 func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err error) {
-	a := &App{cfg: cfg, logger: logger}
+	a := &App{cfg: cfg, logger: logger, clock: cfg.Clock}
+	if a.clock == nil {
+		a.clock = core.SystemClock{}
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, a.Close())
@@ -150,7 +164,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		Store:    a.DB,
 		Seats:    seatStore,
 		Queue:    a.queue,
-		Clock:    core.SystemClock{},
+		Clock:    a.clock,
 		Logger:   logger,
 		Metrics:  core.NewMetrics(a.registry),
 		Notifier: a.hub,
@@ -159,7 +173,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		return nil, err
 	}
 	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: seatStore,
-		Clock: core.SystemClock{}, Logger: logger, Metrics: a.registry},
+		Clock: a.clock, Logger: logger, Metrics: a.registry},
 		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)

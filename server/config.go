@@ -64,6 +64,14 @@ type Config struct {
 	// makes every refund one step.
 	RefundApprovalCents int64
 
+	// MaxClockSkew (SEATFLOW_MAX_CLOCK_SKEW, default 500ms): how far this
+	// host's clock may be from the database's; beyond it serve refuses to
+	// start, and /readyz reports it while running.
+	MaxClockSkew time.Duration
+	// Clock is the instance's clock; nil is the system clock (tests give
+	// one instance an offset through it).
+	Clock core.Clock
+
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
 	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
 	ShutdownTimeout time.Duration // SEATFLOW_SHUTDOWN_TIMEOUT: grace for in-flight requests
@@ -155,6 +163,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
+	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if p.err != nil {

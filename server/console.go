@@ -43,6 +43,9 @@ type ConsoleDeps struct {
 	Clock     core.Clock
 	// Refunds runs the console's refunds; nil gets one-step refunds.
 	Refunds *core.Refunds
+	// ClockOffset is this instance's clock offset to the database, for the
+	// dashboard; nil shows none.
+	ClockOffset func() (time.Duration, bool)
 }
 
 // console holds the console's handlers.

@@ -69,6 +69,9 @@ func (cn *console) dashboard(c echo.Context) error {
 	}
 	d := web.DashboardData{Counts: counts, OpenDiscrepancies: len(open),
 		MoreDiscrepancies: len(open) == countUpTo, Reconcile: cn.Reconcile != nil}
+	if cn.ClockOffset != nil {
+		d.ClockOffset, d.ClockMeasured = cn.ClockOffset()
+	}
 	if d.Lag, d.Overdue, err = cn.expiryCharts(ctx); err != nil {
 		return err
 	}

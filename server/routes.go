@@ -53,6 +53,9 @@ func (s *Server) routes() {
 
 	// Staff console (HTML, own sessions and error pages); see console.go.
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
-	RegisterConsole(e, ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger,
-		Refunds: s.refunds})
+	cd := ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger, Refunds: s.refunds}
+	if s.skew != nil {
+		cd.ClockOffset = s.skew.Offset
+	}
+	RegisterConsole(e, cd)
 }

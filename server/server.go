@@ -42,6 +42,9 @@ type Deps struct {
 	// health says which backing stores are down, for the console's banner;
 	// nil (handler tests) sets no banner.
 	health *storeHealth
+	// skew is the clock offset to the database, for /readyz and the
+	// dashboard; nil (handler tests) reports none.
+	skew *clockSkew
 }
 
 // Server is the HTTP handler: echo plus the dependencies and settings the
@@ -56,6 +59,7 @@ type Server struct {
 	logger   *slog.Logger
 	echo     *echo.Echo
 	cfg      Config
+	skew     *clockSkew
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -64,7 +68,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = handleError
-	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg}
+	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
+		skew: d.skew}
 	e.Use(traceID(), requestLog(d.Logger, newHTTPMetrics(d.Registry)), recoverPanics(d.Logger))
 	if d.health != nil {
 		e.Use(storeStatus(d.health))

@@ -19,6 +19,10 @@ type DashboardData struct {
 	LastRun           *ReconcileRun
 	Lag               LagChart       // expiry lag of the last hour
 	Overdue           []OverduePoint // overdue orders over the last hour, oldest first
+	// ClockOffset is this instance's clock minus the database's, once
+	// ClockMeasured.
+	ClockOffset   time.Duration
+	ClockMeasured bool
 }
 
 // OverdueNow is the latest overdue count.

@@ -102,3 +102,15 @@ func Duration(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
+
+// SignedDuration is d in milliseconds with its sign: "+3 ms", "-1.2 s".
+func SignedDuration(d time.Duration) string {
+	sign := "+"
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	if d < time.Second {
+		return fmt.Sprintf("%s%d ms", sign, d.Milliseconds())
+	}
+	return fmt.Sprintf("%s%.1f s", sign, d.Seconds())
+}
