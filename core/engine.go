@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Config holds the engine's business rules.
@@ -508,9 +511,10 @@ func recordTxnConflict(ctx context.Context, tx Tx, p, prev Payment, now time.Tim
 		"other_order_no": prev.OrderNo, "other_amount_cents": prev.AmountCents}})
 }
 
-// paymentRefPattern is what a callback's order reference and txn id may
-// look like. Money for an unknown order is recorded, so the reference must
-// be something a person can read back and search for.
+// paymentRefPattern is what a callback's order reference may look like
+// (our order numbers and codes). Money for an unknown order is recorded
+// under it, so it must be something a person can read back and search for;
+// the provider's txn id is its own business and is stored as sent.
 var paymentRefPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/+=-]*$`)
 
 // HandlePayment applies a verified payment callback. One transaction records
@@ -521,8 +525,8 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 	switch {
 	case len(p.OrderNo) > 40 || !paymentRefPattern.MatchString(p.OrderNo):
 		return "", Invalidf("order_no is required: at most 40 letters, digits or . _ : / + = -")
-	case len(p.TxnID) > 64 || !paymentRefPattern.MatchString(p.TxnID):
-		return "", Invalidf("txn_id is required: at most 64 letters, digits or . _ : / + = -")
+	case p.TxnID == "" || len(p.TxnID) > 64 || !utf8.ValidString(p.TxnID) || strings.ContainsFunc(p.TxnID, unicode.IsControl):
+		return "", Invalidf("txn_id is required: at most 64 bytes of text without control characters")
 	case p.AmountCents <= 0:
 		return "", Invalidf("amount_cents must be a positive integer")
 	}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -150,13 +151,19 @@ func TestHostileInput(t *testing.T) {
 			tc{"pay unknown order: " + in.name, "POST", "/api/v1/payments/callback",
 				fmt.Sprintf(`{"order_no":%s,"txn_id":"T-hostile","amount_cents":1000}`, j),
 				signed(fmt.Sprintf(`{"order_no":%s,"txn_id":"T-hostile","amount_cents":1000}`, j)), 0},
-			tc{"pay txn id, unknown order: " + in.name, "POST", "/api/v1/payments/callback",
-				fmt.Sprintf(`{"order_no":"SF1","txn_id":%s,"amount_cents":1000}`, j),
-				signed(fmt.Sprintf(`{"order_no":"SF1","txn_id":%s,"amount_cents":1000}`, j)), 0},
+
 			tc{"pay paid_at: " + in.name, "POST", "/api/v1/payments/callback",
 				fmt.Sprintf(`{"order_no":%q,"txn_id":"T-h2","amount_cents":1000,"paid_at":%s}`, h.order, j),
 				signed(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-h2","amount_cents":1000,"paid_at":%s}`, h.order, j)), 400},
 		)
+		// A txn id is the provider's text and money for an unknown order is
+		// recorded (TestInjectionIsStoredAsData): only one with control
+		// characters is refused (JSON decoding turns invalid UTF-8 into U+FFFD).
+		if strings.ContainsFunc(in.value, unicode.IsControl) {
+			cases = append(cases, tc{"pay txn id, unknown order: " + in.name, "POST", "/api/v1/payments/callback",
+				fmt.Sprintf(`{"order_no":"SF1","txn_id":%s,"amount_cents":1000}`, j),
+				signed(fmt.Sprintf(`{"order_no":"SF1","txn_id":%s,"amount_cents":1000}`, j)), 400})
+		}
 		if !strings.ContainsAny(in.value, "\x00\r\n") { // not sendable as a header value
 			cases = append(cases, tc{"pay signature: " + in.name, "POST", "/api/v1/payments/callback",
 				fmt.Sprintf(`{"order_no":%q,"txn_id":"T-h3","amount_cents":1000}`, h.order),

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,5 +278,45 @@ func TestDryRunChangesNothing(t *testing.T) {
 		f.checkInvariants(t)
 		// Repaired: a second run finds only what needs a person.
 		wantCounts(t, f.run(t), map[string][2]int{reconcile.CheckOpenDiscrepancy: {1, 0}})
+	})
+}
+
+// TestInvariantPaymentsAccountedFor: the checker finds a payment that was
+// neither applied nor recorded, in each of the ways it can be so.
+func TestInvariantPaymentsAccountedFor(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		f := newFixture(t, st)
+		ctx := context.Background()
+		paid := f.place(t, 1, "A-1")
+		f.pay(t, paid)
+		f.checkInvariants(t)
+		exec := func(q string, args ...any) {
+			t.Helper()
+			if _, err := st.DB.X().ExecContext(ctx, st.DB.X().Rebind(q), args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			name, want string
+			breach     func()
+		}{
+			{"money with no outcome", "was neither applied nor recorded", func() {
+				exec(`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at) VALUES ('T-lost', ?, 100, 0, 0)`, paid.OrderNo)
+			}},
+			{"a discrepancy with no case", "is a discrepancy with no discrepancy row", func() {
+				exec(`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at, result) VALUES ('T-nocase', 'SF-X', 100, 0, 0, 'unknown_order')`)
+			}},
+			{"paid row, order not paid by it", "is marked paid but its order is not paid by it", func() {
+				exec(`UPDATE order_info SET paid_txn_id = 'T-other' WHERE order_no = ?`, paid.OrderNo)
+			}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				c.breach()
+				err := reconcile.CheckInvariants(ctx, st.DB, st.Seats, f.clock.Now())
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("checker: %v, want %q", err, c.want)
+				}
+			})
+		}
 	})
 }

@@ -29,7 +29,9 @@ const maxViolations = 50
 //   - no seat is sold to two paid orders, and every seat of a paid order is
 //     in order_seat under that order;
 //   - no order is still pending with expire_at at or before now: pass the
-//     start of the last reconcile run (or the time minus one interval).
+//     start of the last reconcile run (or the time minus one interval);
+//   - every payment row was applied (its order paid by it) or recorded as
+//     a discrepancy, and every paid order's txn has an applied payment row.
 //
 // It reads everything it checks (paged): it is for tests and for ops
 // checking a quiet system, not for the hot path. Work in flight shows up as
@@ -59,6 +61,13 @@ func CheckInvariants(ctx context.Context, db *store.DB, seatStore *seats.Store, 
 			break
 		}
 		cur = page[len(page)-1]
+	}
+	bad, err := db.PaymentViolations(ctx, maxViolations)
+	if err != nil {
+		return fmt.Errorf("invariants: %w", err)
+	}
+	for _, b := range bad {
+		v.addf("%s", b)
 	}
 	return v.err()
 }

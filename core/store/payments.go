@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"seatflow/core"
 )
@@ -95,6 +96,39 @@ func (db *DB) OrderPayments(ctx context.Context, orderNo string) ([]core.Payment
 	out := make([]core.Payment, len(rows))
 	for i, r := range rows {
 		out[i] = r.payment()
+	}
+	return out, nil
+}
+
+// paymentChecks find payments that are neither applied, a duplicate nor a
+// recorded discrepancy (DESIGN.md's payment invariant), one query each,
+// each naming what is wrong. A duplicate writes no row, so every row must
+// have done one of the others.
+var paymentChecks = []struct{ what, query string }{
+	{"payment %s is marked paid but its order is not paid by it",
+		`SELECT p.txn_id FROM payment p LEFT JOIN order_info o ON o.order_no = p.order_no
+ WHERE p.result = 'paid' AND (o.order_no IS NULL OR o.paid_txn_id <> p.txn_id OR o.status NOT IN (1, 3))`},
+	{"payment %s is a discrepancy with no discrepancy row",
+		`SELECT p.txn_id FROM payment p WHERE p.result IN ('discrepancy', 'amount_mismatch', 'unknown_order')
+ AND NOT EXISTS (SELECT 1 FROM discrepancy d WHERE d.txn_id = p.txn_id)`},
+	{"payment %s was neither applied nor recorded as a discrepancy",
+		`SELECT p.txn_id FROM payment p WHERE p.result NOT IN ('paid', 'discrepancy', 'amount_mismatch', 'unknown_order')`},
+	{"order %s is paid by a txn with no applied payment row",
+		`SELECT o.order_no FROM order_info o LEFT JOIN payment p ON p.txn_id = o.paid_txn_id
+ WHERE o.status IN (1, 3) AND (p.txn_id IS NULL OR p.result <> 'paid' OR p.order_no <> o.order_no)`},
+}
+
+// PaymentViolations lists up to limit breaches of the payment invariant.
+func (db *DB) PaymentViolations(ctx context.Context, limit int) ([]string, error) {
+	var out []string
+	for _, c := range paymentChecks {
+		var refs []string
+		if err := db.r.SelectContext(ctx, &refs, c.query+` ORDER BY 1 LIMIT ?`, limit); err != nil {
+			return nil, dbErr(err, "payment invariant")
+		}
+		for _, r := range refs {
+			out = append(out, fmt.Sprintf(c.what, r))
+		}
 	}
 	return out, nil
 }
