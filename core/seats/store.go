@@ -44,6 +44,8 @@ var (
 	releaseBeforeLua string
 	//go:embed block.lua
 	blockLua string
+	//go:embed limit_cas.lua
+	limitCASLua string
 )
 
 var _ core.SeatStore = (*Store)(nil)
@@ -60,6 +62,7 @@ type Store struct {
 	sell          *redis.Script
 	releaseBefore *redis.Script
 	block         *redis.Script
+	limitCAS      *redis.Script
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
@@ -72,6 +75,7 @@ func New(client redis.UniversalClient) *Store {
 		sell:          redis.NewScript(counterLua + sellLua),
 		releaseBefore: redis.NewScript(counterLua + releaseBeforeLua),
 		block:         redis.NewScript(blockLua),
+		limitCAS:      redis.NewScript(limitCASLua),
 	}
 }
 
@@ -286,8 +290,9 @@ func (s *Store) Limits(ctx context.Context, showID int64) (map[int64]int, error)
 }
 
 // SetLimit sets one user's purchase counter; 0 removes it. It is a plain
-// write, not a compare-and-set: a Lock or Release running at the same moment
-// can be overwritten, so callers fix drift they have seen more than once.
+// write: a Lock or Release running at the same moment can be overwritten.
+// Repairs use SetLimitIf; this is for setting a counter on purpose (tests,
+// tools).
 func (s *Store) SetLimit(ctx context.Context, showID, userID int64, n int) error {
 	if n < 0 {
 		return core.Invalidf("purchase counter %d is negative", n)
@@ -303,6 +308,21 @@ func (s *Store) SetLimit(ctx context.Context, showID, userID int64, n int) error
 		return wrap(fmt.Sprintf("set purchase counter of user %d in show %d", userID, showID), err)
 	}
 	return nil
+}
+
+// SetLimitIf sets one user's purchase counter to n (0 removes it) only if
+// it still is expected (a missing counter is 0), in one script; it reports
+// whether it wrote. A counter moved meanwhile by a Lock, Release or sell is
+// left as it is.
+func (s *Store) SetLimitIf(ctx context.Context, showID, userID int64, expected, n int) (bool, error) {
+	if n < 0 || expected < 0 {
+		return false, core.Invalidf("purchase counter %d (expected %d) is negative", n, expected)
+	}
+	wrote, err := s.limitCAS.Run(ctx, s.rdb, []string{KeyLimit(showID)}, strconv.FormatInt(userID, 10), expected, n).Int()
+	if err != nil {
+		return false, wrap(fmt.Sprintf("set purchase counter of user %d in show %d", userID, showID), err)
+	}
+	return wrote == 1, nil
 }
 
 // Ping implements core.SeatStore.
