@@ -44,8 +44,6 @@ var (
 	releaseBeforeLua string
 	//go:embed block.lua
 	blockLua string
-	//go:embed limit_cas.lua
-	limitCASLua string
 )
 
 var _ core.SeatStore = (*Store)(nil)
@@ -62,7 +60,6 @@ type Store struct {
 	sell          *redis.Script
 	releaseBefore *redis.Script
 	block         *redis.Script
-	limitCAS      *redis.Script
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
@@ -75,7 +72,6 @@ func New(client redis.UniversalClient) *Store {
 		sell:          redis.NewScript(counterLua + sellLua),
 		releaseBefore: redis.NewScript(counterLua + releaseBeforeLua),
 		block:         redis.NewScript(blockLua),
-		limitCAS:      redis.NewScript(limitCASLua),
 	}
 }
 
@@ -308,21 +304,6 @@ func (s *Store) SetLimit(ctx context.Context, showID, userID int64, n int) error
 		return wrap(fmt.Sprintf("set purchase counter of user %d in show %d", userID, showID), err)
 	}
 	return nil
-}
-
-// SetLimitIf sets one user's purchase counter to n (0 removes it) only if
-// it still is expected (a missing counter is 0), in one script; it reports
-// whether it wrote. A counter moved meanwhile by a Lock, Release or sell is
-// left as it is.
-func (s *Store) SetLimitIf(ctx context.Context, showID, userID int64, expected, n int) (bool, error) {
-	if n < 0 || expected < 0 {
-		return false, core.Invalidf("purchase counter %d (expected %d) is negative", n, expected)
-	}
-	wrote, err := s.limitCAS.Run(ctx, s.rdb, []string{KeyLimit(showID)}, strconv.FormatInt(userID, 10), expected, n).Int()
-	if err != nil {
-		return false, wrap(fmt.Sprintf("set purchase counter of user %d in show %d", userID, showID), err)
-	}
-	return wrote == 1, nil
 }
 
 // Ping implements core.SeatStore.
