@@ -131,8 +131,9 @@ func (e *Engine) validatePlace(r PlaceRequest) error {
 
 // Place holds the seats in the seat store, then records the order in one DB
 // transaction, then (only after commit) schedules its timeout. A failed
-// transaction gives the seats back; a failed send does not fail the order:
-// the reconcile sweep ends it when it expires.
+// transaction, or a Lock whose reply was lost, gives the seats back; a
+// failed send does not fail the order: the reconcile sweep ends it when it
+// expires.
 func (e *Engine) Place(ctx context.Context, r PlaceRequest) (Order, error) {
 	if err := e.validatePlace(r); err != nil {
 		return Order{}, err
@@ -195,6 +196,12 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	}
 	if err := lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, limit, now); err != nil {
 		e.countRejected(err)
+		if lockMayHaveRun(err) {
+			// No answer from the script (a timeout, a reset after the
+			// command went out): it may have locked the seats and charged
+			// the counter for an order that will never exist.
+			e.compensate(ctx, o, "place: releasing seats after an ambiguous lock reply", err)
+		}
 		return Order{}, err
 	}
 	err = e.store.InTx(ctx, func(tx Tx) error {
@@ -215,10 +222,7 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	})
 	if err != nil {
 		// Compensation: the order does not exist, so its Redis locks must go.
-		if _, rerr := e.seats.Release(context.WithoutCancel(ctx), o.ShowID, o.UserID, o.OrderNo, o.SeatIDs); rerr != nil {
-			e.metrics.SeatStoreFailure.WithLabelValues("compensate").Inc()
-			e.log.ErrorContext(ctx, "place: releasing seats after a failed transaction", "order_no", o.OrderNo, "err", rerr)
-		}
+		e.compensate(ctx, o, "place: releasing seats after a failed transaction", err)
 		e.countRejected(err)
 		if errors.Is(err, ErrSeatUnavailable) || errors.Is(err, ErrPlanChanged) ||
 			errors.Is(err, ErrShowCancelled) || errors.Is(err, ErrSalesEnded) {
@@ -231,6 +235,56 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	// The order is committed: from here on nothing may fail the request.
 	e.sendTimeout(context.WithoutCancel(ctx), o.OrderNo, 1, firstHop, now)
 	return o, nil
+}
+
+// lockMayHaveRun reports whether a failed Lock may still have locked the
+// seats: every failure but the script's own refusals and a request it
+// rejected before sending leaves that open.
+func lockMayHaveRun(err error) bool {
+	return !errors.Is(err, ErrSeatUnavailable) && !errors.Is(err, ErrPurchaseLimit) && ErrorKind(err) != KindInvalid
+}
+
+// compensate gives back whatever the seat store holds for o, an order that
+// was never recorded. The release is holder-guarded, and o's number is new,
+// so it touches no other order's seats and is harmless when nothing was
+// locked. It runs whatever became of the request: a client that hung up
+// must not leave seats locked. What it cannot free, stale_redis_lock frees
+// after the grace period.
+func (e *Engine) compensate(ctx context.Context, o Order, what string, cause error) {
+	ctx = context.WithoutCancel(ctx)
+	if _, err := e.releaseSeats(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs); err != nil {
+		e.metrics.SeatStoreFailure.WithLabelValues("compensate").Inc()
+		e.log.ErrorContext(ctx, what, "order_no", o.OrderNo, "cause", cause, "err", err)
+	}
+}
+
+// replyLost reports whether a seat store call failed without an answer
+// (the store was out of reach or timed out): it may or may not have run.
+func replyLost(err error) bool { return ErrorKind(err) == KindUnavailable }
+
+// releaseSeats is the holder-guarded Release, sent once more when its reply
+// is lost: a second release frees only what the first did not, so the retry
+// is safe whether or not the first one ran.
+func (e *Engine) releaseSeats(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) (int, error) {
+	n, err := e.seats.Release(ctx, showID, userID, orderNo, seatIDs)
+	if err != nil && replyLost(err) {
+		e.log.WarnContext(ctx, "seat release: no reply, sending it again", "order_no", orderNo, "err", err)
+		var m int
+		m, err = e.seats.Release(ctx, showID, userID, orderNo, seatIDs)
+		n += m
+	}
+	return n, err
+}
+
+// markSold is MarkSold, sent once more when its reply is lost: selling the
+// seats to the same order again changes nothing (sell.lua).
+func (e *Engine) markSold(ctx context.Context, o Order) error {
+	err := e.seats.MarkSold(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs)
+	if err != nil && replyLost(err) {
+		e.log.WarnContext(ctx, "marking seats sold: no reply, sending it again", "order_no", o.OrderNo, "err", err)
+		err = e.seats.MarkSold(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs)
+	}
+	return err
 }
 
 func (e *Engine) countRejected(err error) {
@@ -430,7 +484,7 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 	}
 	// Committed. A failed release leaves a stale lock that reconcile frees.
 	ctx = context.WithoutCancel(ctx)
-	n, rerr := e.seats.Release(ctx, order.ShowID, order.UserID, order.OrderNo, released)
+	n, rerr := e.releaseSeats(ctx, order.ShowID, order.UserID, order.OrderNo, released)
 	if rerr != nil {
 		e.metrics.SeatStoreFailure.WithLabelValues("release").Inc()
 		e.log.ErrorContext(ctx, "cancel committed but seat release failed; reconcile will free them",
@@ -648,7 +702,7 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		return result, nil
 	}
 	e.metrics.OrdersEnded.WithLabelValues(StatusPaid.String(), "payment").Inc()
-	if err := e.seats.MarkSold(ctx, order.ShowID, order.UserID, order.OrderNo, order.SeatIDs); err != nil {
+	if err := e.markSold(ctx, order); err != nil {
 		e.metrics.SeatStoreFailure.WithLabelValues("sell").Inc()
 		e.log.ErrorContext(ctx, "payment committed but marking seats sold failed; reconcile will fix them",
 			"order_no", order.OrderNo, "err", err)

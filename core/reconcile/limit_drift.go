@@ -15,10 +15,11 @@ import (
 // seats, so a counter can only be judged when the user's seats agree in both
 // stores: while they disagree a placement, cancel or payment is in flight
 // (or a seat-level check has work left) and the counter is left for a later
-// run. SetLimit is a plain write, not a compare-and-set, so a drift is fixed
-// only when two consecutive looks at the show see the very same drift;
-// a Lock or Release landing between the second look and the write can still
-// be overwritten, which the next run corrects.
+// run, and a drift is fixed only when two consecutive looks at the show see
+// the very same drift. The write is a compare-and-set (SetLimitIf) against
+// the counter the looks saw, so a Lock or Release landing between the
+// second look and the write is never erased: the counter is left for the
+// next run.
 //
 // Cost: the per-show reads of paid_not_sold plus one HGETALL of the show's
 // counters; a second look only for shows where a drift was seen.
@@ -99,8 +100,13 @@ func (LimitDrift) observe(s snapshot) map[int64]drift {
 // fix writes the counter and records the repair on each of the user's
 // orders in the show (a counter belongs to no single order).
 func (c LimitDrift) fix(ctx context.Context, env *Env, s snapshot, user int64, d drift, it *Item) {
-	if err := env.Seats.SetLimit(ctx, s.showID, user, d.want); err != nil {
+	wrote, err := env.Seats.SetLimitIf(ctx, s.showID, user, d.have, d.want)
+	if err != nil {
 		it.fail(err)
+		return
+	}
+	if !wrote {
+		it.Detail += "; the counter moved since it was read: left for the next run"
 		return
 	}
 	it.Fixed = true

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -176,13 +177,42 @@ func (c StaleRedisLock) relock(ctx context.Context, env *Env, s snapshot, freed 
 			case err != nil:
 				it.fail(err)
 			default:
-				it.Fixed = true
-				if err := env.repaired(ctx, c.Name(), no, map[string]any{"action": ActionRelock,
-					"show_id": s.showID, "seat_ids": p.seats}); err != nil {
-					it.fail(err)
-				}
+				c.confirmRelock(ctx, env, s.showID, p.user, &it)
 			}
 		}
 		res.add(env, c.Name(), it)
 	}
+}
+
+// confirmRelock checks, once the lock is in place, that the order is still
+// live: the snapshot the re-lock came from may be old, and an order ended
+// since then has already run its own release, so nothing else would free
+// the seats. An order that ends after this read releases them itself (its
+// release follows its commit, which follows this lock). A paid order keeps
+// the lock: paid_not_sold sells its seats.
+func (c StaleRedisLock) confirmRelock(ctx context.Context, env *Env, showID, user int64, it *Item) {
+	states, err := env.DB.OrderStates(ctx, []string{it.OrderNo})
+	if err != nil {
+		it.fail(fmt.Errorf("re-read order %s after locking its seats again: %w", it.OrderNo, err))
+		return
+	}
+	o, exists := states[it.OrderNo]
+	if exists && (o.Status == core.StatusPending || o.Status == core.StatusPaid) {
+		it.Fixed = true
+		if err := env.repaired(ctx, c.Name(), it.OrderNo, map[string]any{"action": ActionRelock,
+			"show_id": showID, "seat_ids": it.SeatIDs}); err != nil {
+			it.fail(err)
+		}
+		return
+	}
+	ended := "gone"
+	if exists {
+		ended = o.Status.String()
+	}
+	// The holder-guarded release frees only this order's locks.
+	if _, err := env.Seats.Release(ctx, showID, user, it.OrderNo, it.SeatIDs); err != nil {
+		it.fail(fmt.Errorf("order %s meanwhile, giving its seats back: %w", ended, err))
+		return
+	}
+	it.Detail += "; order " + ended + " meanwhile: lock given back"
 }

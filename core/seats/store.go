@@ -294,8 +294,9 @@ func (s *Store) Limits(ctx context.Context, showID int64) (map[int64]int, error)
 }
 
 // SetLimit sets one user's purchase counter; 0 removes it. It is a plain
-// write, not a compare-and-set: a Lock or Release running at the same moment
-// can be overwritten, so callers fix drift they have seen more than once.
+// write: a Lock or Release running at the same moment can be overwritten.
+// Repairs use SetLimitIf; this is for setting a counter on purpose (tests,
+// tools).
 func (s *Store) SetLimit(ctx context.Context, showID, userID int64, n int) error {
 	if n < 0 {
 		return core.Invalidf("purchase counter %d is negative", n)
