@@ -55,13 +55,7 @@ func newShowFields(source string) map[string]string {
 func TestConsoleCreateShow(t *testing.T) {
 	env := newConsoleEnv(t)
 	b := env.login(core.RoleManager)
-	showCount := func() int {
-		shows, err := env.db.Shows(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(shows)
-	}
+	showCount := func() int { return env.showCount() }
 	created := func(rec *httptest.ResponseRecorder) core.Show {
 		t.Helper()
 		loc := rec.Header().Get("Location")
@@ -205,13 +199,7 @@ func TestConsoleBlockSeats(t *testing.T) {
 func TestConsoleShowPreview(t *testing.T) {
 	env := newConsoleEnv(t)
 	b := env.login(core.RoleManager)
-	showCount := func() int {
-		shows, err := env.db.Shows(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(shows)
-	}
+	showCount := func() int { return env.showCount() }
 	before := showCount()
 	preview := func(fields map[string]string, fileName, file string) string {
 		t.Helper()
@@ -261,4 +249,14 @@ func TestConsoleShowPreview(t *testing.T) {
 	if err != nil || len(seats) != 2 || seats[1].Category != "VIP" {
 		t.Errorf("seats of the show created from the kept plan: %+v %v", seats, err)
 	}
+}
+
+// showCount is how many shows the store has.
+func (env *consoleEnv) showCount() int {
+	env.t.Helper()
+	shows, err := env.db.Shows(context.Background())
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return len(shows)
 }
