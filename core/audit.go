@@ -40,6 +40,9 @@ func (s *StaffAction) record(ctx context.Context, tx Tx, at time.Time, action, t
 // audit records a force-cancel in its transaction: order is the locked row,
 // cancelled by this call (won) or as the winner left it.
 func (r CancelRequest) audit(ctx context.Context, tx Tx, at time.Time, order Order, won bool) error {
+	if r.Audit == nil { // a timeout, customer or reconcile cancel
+		return nil
+	}
 	outcome := AuditOutcomeCancelled
 	switch {
 	case won:

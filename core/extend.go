@@ -45,7 +45,7 @@ func (e *Engine) MaxHold() time.Duration {
 // can never end an order that an extension kept alive. A hold that has run
 // out cannot be extended (ErrHoldExpired): its cancel may already be running.
 //
-// With by set (a staff extension) the audit row, with the outcome, is
+// With staff set (a staff extension) the audit row, with the outcome, is
 // written in the extension's transaction. A refusal writes nothing else, so
 // its transaction commits the audit row alone: the attempt is on record with
 // what refused it, judged under the same row lock, and the refusal is
