@@ -128,6 +128,8 @@ type CaseChange struct {
 	To        CaseState
 	Owner     string
 	Event     CaseEvent
+	// Audit, when set, is written in the change's transaction.
+	Audit *AuditEntry
 }
 
 // CaseStore is what Cases needs from the system of record.
@@ -136,6 +138,7 @@ type CaseStore interface {
 	// ChangeCase applies ch if the case is still as read; false when
 	// someone changed it in between.
 	ChangeCase(ctx context.Context, ch CaseChange) (bool, error)
+	AddAudit(ctx context.Context, a AuditEntry) error // outside any transaction
 }
 
 // Audit actions of the case workflow.
@@ -167,8 +170,8 @@ const casAttempts = 3
 
 // Take makes staff the owner of an unresolved case. Taking a case one owns
 // already changes nothing.
-func (c *Cases) Take(ctx context.Context, id int64, staff, note string) (DiscrepancyCase, error) {
-	return c.change(ctx, id, func(cur DiscrepancyCase) (*CaseChange, error) {
+func (c *Cases) Take(ctx context.Context, id int64, staff, note string, by *StaffAction) (DiscrepancyCase, error) {
+	return c.change(ctx, id, caseAudit{by, AuditCaseTake, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if cur.State.Final() {
 			return nil, closed(cur)
 		}
@@ -186,14 +189,14 @@ func (c *Cases) Take(ctx context.Context, id int64, staff, note string) (Discrep
 // Move changes the case's state along the machine, with a required note
 // (what was done: the refund reference, why it is written off). An
 // unowned case becomes the mover's.
-func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note string) (DiscrepancyCase, error) {
+func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note string, by *StaffAction) (DiscrepancyCase, error) {
 	if !to.Valid() {
 		return DiscrepancyCase{}, Invalidf("unknown case state %q", to)
 	}
 	if note == "" {
 		return DiscrepancyCase{}, ErrNoteRequired
 	}
-	return c.change(ctx, id, func(cur DiscrepancyCase) (*CaseChange, error) {
+	return c.change(ctx, id, caseAudit{by, AuditCaseMove, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if err := CheckCaseMove(cur.State, to); err != nil {
 			return nil, err
 		}
@@ -207,11 +210,11 @@ func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note st
 }
 
 // Note adds a note to an unresolved case's history.
-func (c *Cases) Note(ctx context.Context, id int64, staff, note string) (DiscrepancyCase, error) {
+func (c *Cases) Note(ctx context.Context, id int64, staff, note string, by *StaffAction) (DiscrepancyCase, error) {
 	if note == "" {
 		return DiscrepancyCase{}, ErrNoteRequired
 	}
-	return c.change(ctx, id, func(cur DiscrepancyCase) (*CaseChange, error) {
+	return c.change(ctx, id, caseAudit{by, AuditCaseNote, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if cur.State.Final() {
 			return nil, closed(cur)
 		}
@@ -225,22 +228,50 @@ func closed(cur DiscrepancyCase) error {
 		Message: fmt.Sprintf("case %d is closed (%s)", cur.ID, cur.State)}
 }
 
+// caseAudit is what a step's audit row records: who asked (nil: no row),
+// the action and the note as given.
+type caseAudit struct {
+	by     *StaffAction
+	action string
+	note   string
+}
+
+func (a caseAudit) entry(at time.Time, id int64, from, to CaseState, owner string) *AuditEntry {
+	if a.by == nil {
+		return nil
+	}
+	e := a.by.entry(at, a.action, fmt.Sprintf("discrepancy:%d", id), map[string]any{
+		"from": string(from), "to": string(to), "owner": owner, "note": a.note})
+	return &e
+}
+
 // change reads the case, lets decide build the change (nil: nothing to do)
 // and applies it as a compare-and-set, deciding again on a fresh read when
-// someone else changed the case in between.
-func (c *Cases) change(ctx context.Context, id int64, decide func(DiscrepancyCase) (*CaseChange, error)) (DiscrepancyCase, error) {
+// someone else changed the case in between. The audit row goes into the
+// change's transaction; a step that changes nothing (taking one's own case)
+// is still audited, as one insert of its own: there is no change to join.
+func (c *Cases) change(ctx context.Context, id int64, audit caseAudit, decide func(DiscrepancyCase) (*CaseChange, error)) (DiscrepancyCase, error) {
 	for range casAttempts {
 		cur, err := c.store.DiscrepancyCase(ctx, id)
 		if err != nil {
 			return DiscrepancyCase{}, err
 		}
 		ch, err := decide(cur)
-		if err != nil || ch == nil {
+		if err != nil {
 			return cur, err
 		}
 		now := c.clock.Now()
+		if ch == nil {
+			if a := audit.entry(now, id, cur.State, cur.State, cur.Owner); a != nil {
+				if err := c.store.AddAudit(ctx, *a); err != nil {
+					return DiscrepancyCase{}, fmt.Errorf("case %d: %w", id, err)
+				}
+			}
+			return cur, nil
+		}
 		ch.ID, ch.From, ch.PrevOwner = id, cur.State, cur.Owner
 		ch.Event.DiscrepancyID, ch.Event.At = id, now
+		ch.Audit = audit.entry(now, id, cur.State, ch.To, ch.Owner)
 		ok, err := c.store.ChangeCase(ctx, *ch)
 		if err != nil {
 			return DiscrepancyCase{}, fmt.Errorf("case %d: %w", id, err)

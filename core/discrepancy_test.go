@@ -143,11 +143,11 @@ func TestDiscrepancyCases(t *testing.T) {
 		t.Run("the whole machine, with history", func(t *testing.T) {
 			f := newDiscFixture(t, st)
 			id := f.ids[core.DiscrepancyPaidAfterCancel]
-			c, err := f.cases.Take(ctx, id, "ann", "")
+			c, err := f.cases.Take(ctx, id, "ann", "", nil)
 			if err != nil || c.Owner != "ann" || c.State != core.CaseOpen {
 				t.Fatalf("take: %+v %v", c, err)
 			}
-			if _, err := f.cases.Take(ctx, id, "ann", ""); err != nil {
+			if _, err := f.cases.Take(ctx, id, "ann", "", nil); err != nil {
 				t.Fatalf("take again by the owner: %v", err)
 			}
 			steps := []struct {
@@ -166,15 +166,15 @@ func TestDiscrepancyCases(t *testing.T) {
 			}
 			for i, s := range steps {
 				f.clock.Advance(time.Minute)
-				_, err := f.cases.Move(ctx, id, s.to, "bob", fmt.Sprintf("step %d", i))
+				_, err := f.cases.Move(ctx, id, s.to, "bob", fmt.Sprintf("step %d", i), nil)
 				if !errors.Is(err, s.wantErr) && !(err == nil && s.wantErr == nil) {
 					t.Fatalf("step %d → %s: %v, want %v", i, s.to, err, s.wantErr)
 				}
 			}
-			if _, err := f.cases.Take(ctx, id, "bob", ""); !errors.Is(err, core.ErrCaseClosed) {
+			if _, err := f.cases.Take(ctx, id, "bob", "", nil); !errors.Is(err, core.ErrCaseClosed) {
 				t.Errorf("take a closed case: %v", err)
 			}
-			if _, err := f.cases.Note(ctx, id, "bob", "late note"); !errors.Is(err, core.ErrCaseClosed) {
+			if _, err := f.cases.Note(ctx, id, "bob", "late note", nil); !errors.Is(err, core.ErrCaseClosed) {
 				t.Errorf("note on a closed case: %v", err)
 			}
 			got, err := st.DB.DiscrepancyCase(ctx, id)
@@ -205,25 +205,25 @@ func TestDiscrepancyCases(t *testing.T) {
 		t.Run("rules", func(t *testing.T) {
 			f := newDiscFixture(t, st)
 			id := f.ids[core.DiscrepancyAmountMismatch]
-			if _, err := f.cases.Move(ctx, id, core.CaseWrittenOff, "ann", ""); !errors.Is(err, core.ErrNoteRequired) {
+			if _, err := f.cases.Move(ctx, id, core.CaseWrittenOff, "ann", "", nil); !errors.Is(err, core.ErrNoteRequired) {
 				t.Errorf("move without a note: %v", err)
 			}
-			if _, err := f.cases.Move(ctx, id, "lost", "ann", "x"); !errors.Is(err, core.ErrInvalid) {
+			if _, err := f.cases.Move(ctx, id, "lost", "ann", "x", nil); !errors.Is(err, core.ErrInvalid) {
 				t.Errorf("unknown state: %v", err)
 			}
-			if _, err := f.cases.Move(ctx, 999999, core.CaseWrittenOff, "ann", "x"); !errors.Is(err, core.ErrDiscrepancyNotFound) {
+			if _, err := f.cases.Move(ctx, 999999, core.CaseWrittenOff, "ann", "x", nil); !errors.Is(err, core.ErrDiscrepancyNotFound) {
 				t.Errorf("unknown case: %v", err)
 			}
 			// Moving an unowned case makes it the mover's; taking it over is recorded.
-			c, err := f.cases.Move(ctx, id, core.CaseWrittenOff, "ann", "customer kept the difference")
+			c, err := f.cases.Move(ctx, id, core.CaseWrittenOff, "ann", "customer kept the difference", nil)
 			if err != nil || c.Owner != "ann" || c.Status != core.DiscrepancyResolved {
 				t.Fatalf("write off: %+v %v", c, err)
 			}
 			other := f.ids[core.DiscrepancySecondPayment]
-			if _, err := f.cases.Take(ctx, other, "ann", ""); err != nil {
+			if _, err := f.cases.Take(ctx, other, "ann", "", nil); err != nil {
 				t.Fatal(err)
 			}
-			if c, err := f.cases.Take(ctx, other, "bob", ""); err != nil || c.Owner != "bob" {
+			if c, err := f.cases.Take(ctx, other, "bob", "", nil); err != nil || c.Owner != "bob" {
 				t.Fatalf("take over: %+v %v", c, err)
 			}
 			hist, _ := st.DB.CaseHistory(ctx, other)
@@ -260,7 +260,7 @@ func TestDiscrepancyCases(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, errs[i] = f.cases.Move(ctx, id, to, fmt.Sprintf("staff-%d", i), "racing")
+					_, errs[i] = f.cases.Move(ctx, id, to, fmt.Sprintf("staff-%d", i), "racing", nil)
 				}()
 			}
 			wg.Wait()

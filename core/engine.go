@@ -424,6 +424,9 @@ type CancelRequest struct {
 	Reason  string // timeout | customer | staff | reconcile
 	Actor   string // system | user:<id> | staff:<name>
 	Note    string // free text from staff
+	// Audit, for a staff force-cancel, writes its audit row with what came
+	// of it (cancelled, or what a loser found) in the cancel's transaction.
+	Audit *StaffAction
 }
 
 // CancelResult reports whether this call won the conditional update, and the
@@ -458,8 +461,11 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 			return nil // an expiry cancel of a hold extended since its caller looked
 		}
 		if won, err = tx.TransitionPending(ctx, r.OrderNo, StatusCancelled,
-			Transition{At: now, Reason: r.Reason, Actor: r.Actor}); err != nil || !won {
+			Transition{At: now, Reason: r.Reason, Actor: r.Actor}); err != nil {
 			return err
+		}
+		if !won {
+			return r.audit(ctx, tx, now, order, false)
 		}
 		order.Status, order.ClosedAt, order.CancelReason, order.CancelActor = StatusCancelled, now, r.Reason, r.Actor
 		if released, err = tx.DeleteOrderSeats(ctx, r.OrderNo); err != nil {
@@ -469,7 +475,10 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 		if r.Note != "" {
 			d["note"] = r.Note
 		}
-		return tx.AddEvent(ctx, Event{OrderNo: r.OrderNo, At: now, Kind: EventCancelled, Detail: d})
+		if err := tx.AddEvent(ctx, Event{OrderNo: r.OrderNo, At: now, Kind: EventCancelled, Detail: d}); err != nil {
+			return err
+		}
+		return r.audit(ctx, tx, now, order, true)
 	})
 	if err != nil {
 		return CancelResult{}, fmt.Errorf("cancel %s: %w", r.OrderNo, err)

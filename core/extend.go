@@ -44,7 +44,13 @@ func (e *Engine) MaxHold() time.Duration {
 // part, re-checks expire_at under the same lock (CancelAndRelease), so it
 // can never end an order that an extension kept alive. A hold that has run
 // out cannot be extended (ErrHoldExpired): its cancel may already be running.
-func (e *Engine) Extend(ctx context.Context, orderNo string, by time.Duration, actor, reason string) (Order, error) {
+//
+// With staff set (a staff extension) the audit row, with the outcome, is
+// written in the extension's transaction. A refusal writes nothing else, so
+// its transaction commits the audit row alone: the attempt is on record with
+// what refused it, judged under the same row lock, and the refusal is
+// returned after the commit.
+func (e *Engine) Extend(ctx context.Context, orderNo string, by time.Duration, actor, reason string, staff *StaffAction) (Order, error) {
 	switch {
 	case by <= 0:
 		return Order{}, Invalidf("an extension must be positive, not %v", by)
@@ -52,41 +58,64 @@ func (e *Engine) Extend(ctx context.Context, orderNo string, by time.Duration, a
 		return Order{}, Invalidf("an extension needs an actor")
 	}
 	now := e.clock.Now()
-	var o Order
+	var (
+		o       Order
+		refused *Error
+	)
 	err := e.store.InTx(ctx, func(tx Tx) error {
 		var err error
 		if o, err = tx.OrderForUpdate(ctx, orderNo); err != nil {
 			return err
 		}
-		if o.Status != StatusPending {
-			return ErrOrderNotPending
-		}
-		if !now.Before(o.ExpireAt) {
-			return &Error{Kind: KindConflict, Code: ErrHoldExpired.Code, Message: fmt.Sprintf(
-				"the hold of %s expired at %s", orderNo, o.ExpireAt.Format(time.RFC3339))}
-		}
 		to := o.ExpireAt.Add(by)
-		if total := to.Sub(o.CreatedAt); total > e.MaxHold() {
-			return &Error{Kind: KindLimit, Code: ErrHoldLimit.Code, Message: fmt.Sprintf(
-				"a hold may last at most %v in all; this one would last %v (at most %v more)",
-				e.MaxHold(), total.Round(time.Second), max(e.MaxHold()-o.ExpireAt.Sub(o.CreatedAt), 0).Round(time.Second))}
+		if refused = e.extendRefusal(o, to, now); refused == nil {
+			won, err := tx.ExtendHold(ctx, orderNo, o.ExpireAt, to)
+			if err != nil {
+				return err
+			}
+			if !won { // the row lock makes this a belt to the braces
+				refused = ErrOrderNotPending
+			}
 		}
-		won, err := tx.ExtendHold(ctx, orderNo, o.ExpireAt, to)
-		if err != nil {
-			return err
-		}
-		if !won { // the row lock makes this a belt to the braces
-			return ErrOrderNotPending
+		detail := map[string]any{"minutes": by.Minutes(), "reason": reason, "outcome": AuditOutcomeExtended}
+		if refused != nil {
+			detail["outcome"] = refused.Code
+			return staff.record(ctx, tx, now, AuditExtendHold, "order:"+orderNo, detail)
 		}
 		o.ExpireAt = to
-		return tx.AddEvent(ctx, Event{OrderNo: orderNo, At: now, Kind: EventExtended, Detail: map[string]any{
+		if err := tx.AddEvent(ctx, Event{OrderNo: orderNo, At: now, Kind: EventExtended, Detail: map[string]any{
 			"by_ms": by.Milliseconds(), "new_expire_at": to.Format(time.RFC3339Nano),
 			"actor": actor, "reason": reason,
-		}})
+		}}); err != nil {
+			return err
+		}
+		detail["new_expire_at"] = to.Format(time.RFC3339)
+		return staff.record(ctx, tx, now, AuditExtendHold, "order:"+orderNo, detail)
 	})
+	if err == nil && refused != nil {
+		err = refused
+	}
 	if err != nil {
 		return Order{}, fmt.Errorf("extend %s: %w", orderNo, err)
 	}
 	e.metrics.HoldsExtended.Inc()
 	return o, nil
+}
+
+// extendRefusal is why the locked order o may not be extended to expire at
+// to, or nil.
+func (e *Engine) extendRefusal(o Order, to, now time.Time) *Error {
+	switch {
+	case o.Status != StatusPending:
+		return ErrOrderNotPending
+	case !now.Before(o.ExpireAt):
+		return &Error{Kind: KindConflict, Code: ErrHoldExpired.Code, Message: fmt.Sprintf(
+			"the hold of %s expired at %s", o.OrderNo, o.ExpireAt.Format(time.RFC3339))}
+	}
+	if total := to.Sub(o.CreatedAt); total > e.MaxHold() {
+		return &Error{Kind: KindLimit, Code: ErrHoldLimit.Code, Message: fmt.Sprintf(
+			"a hold may last at most %v in all; this one would last %v (at most %v more)",
+			e.MaxHold(), total.Round(time.Second), max(e.MaxHold()-o.ExpireAt.Sub(o.CreatedAt), 0).Round(time.Second))}
+	}
+	return nil
 }

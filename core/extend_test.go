@@ -22,7 +22,7 @@ func TestExtend(t *testing.T) {
 			f := newFixture(t, st, cfg)
 			o := f.place(t, 1, "A-1")
 			f.clock.Advance(time.Minute)
-			got, err := f.eng.Extend(ctx, o.OrderNo, 10*time.Minute, "staff:ann", "customer at the ATM")
+			got, err := f.eng.Extend(ctx, o.OrderNo, 10*time.Minute, "staff:ann", "customer at the ATM", nil)
 			if err != nil || !got.ExpireAt.Equal(o.ExpireAt.Add(10*time.Minute)) || got.Status != core.StatusPending {
 				t.Fatalf("extend: %+v %v", got, err)
 			}
@@ -33,11 +33,11 @@ func TestExtend(t *testing.T) {
 				t.Errorf("extended events %+v, want one with %v", evs, want)
 			}
 			// 25 min of 30 used: 5 more is the limit, exactly.
-			if _, err := f.eng.Extend(ctx, o.OrderNo, 5*time.Minute+time.Millisecond, "api", ""); !errors.Is(err, core.ErrHoldLimit) ||
+			if _, err := f.eng.Extend(ctx, o.OrderNo, 5*time.Minute+time.Millisecond, "api", "", nil); !errors.Is(err, core.ErrHoldLimit) ||
 				core.ErrorKind(err) != core.KindLimit {
 				t.Errorf("past the maximum: %v, want hold_limit", err)
 			}
-			if got, err := f.eng.Extend(ctx, o.OrderNo, 5*time.Minute, "api", ""); err != nil ||
+			if got, err := f.eng.Extend(ctx, o.OrderNo, 5*time.Minute, "api", "", nil); err != nil ||
 				got.ExpireAt.Sub(got.CreatedAt) != cfg.MaxHold {
 				t.Errorf("up to the maximum: %+v %v", got, err)
 			}
@@ -55,7 +55,7 @@ func TestExtend(t *testing.T) {
 				{"negative", o.OrderNo, -time.Minute, core.ErrInvalid},
 				{"unknown order", "SFNOPE", time.Minute, core.ErrOrderNotFound},
 			} {
-				if _, err := f.eng.Extend(ctx, c.no, c.by, "api", ""); !errors.Is(err, c.want) {
+				if _, err := f.eng.Extend(ctx, c.no, c.by, "api", "", nil); !errors.Is(err, c.want) {
 					t.Errorf("%s: %v, want %v", c.name, err, c.want)
 				}
 			}
@@ -68,13 +68,13 @@ func TestExtend(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, no := range []string{paid.OrderNo, cancelled.OrderNo} {
-				if _, err := f.eng.Extend(ctx, no, time.Minute, "api", ""); !errors.Is(err, core.ErrOrderNotPending) {
+				if _, err := f.eng.Extend(ctx, no, time.Minute, "api", "", nil); !errors.Is(err, core.ErrOrderNotPending) {
 					t.Errorf("extend an ended order: %v, want order_not_pending", err)
 				}
 			}
 			late := f.place(t, 4, "A-4")
 			f.clock.Advance(cfg.HoldTTL)
-			if _, err := f.eng.Extend(ctx, late.OrderNo, time.Minute, "api", ""); !errors.Is(err, core.ErrHoldExpired) {
+			if _, err := f.eng.Extend(ctx, late.OrderNo, time.Minute, "api", "", nil); !errors.Is(err, core.ErrHoldExpired) {
 				t.Errorf("extend an expired hold: %v, want hold_expired", err)
 			}
 			if got, _, _ := f.eng.Order(ctx, late.OrderNo); !got.ExpireAt.Equal(late.ExpireAt) {
@@ -97,7 +97,7 @@ func TestExtend(t *testing.T) {
 				f := newFixture(t, st, core.Config{HoldTTL: 15 * time.Minute, Delay: mode.policy})
 				o := f.place(t, 1, "B-1")
 				f.clock.Advance(time.Minute)
-				if _, err := f.eng.Extend(ctx, o.OrderNo, 10*time.Minute, "staff:ann", "phone"); err != nil {
+				if _, err := f.eng.Extend(ctx, o.OrderNo, 10*time.Minute, "staff:ann", "phone", nil); err != nil {
 					t.Fatal(err)
 				}
 				newExpire := o.ExpireAt.Add(10 * time.Minute)
@@ -132,7 +132,7 @@ func TestExtend(t *testing.T) {
 			f := newFixture(t, st, cfg)
 			o := f.place(t, 1, "C-1")
 			f.clock.Advance(time.Minute)
-			if _, err := f.eng.Extend(ctx, o.OrderNo, time.Minute, "staff:ann", "x"); err != nil {
+			if _, err := f.eng.Extend(ctx, o.OrderNo, time.Minute, "staff:ann", "x", nil); err != nil {
 				t.Fatal(err)
 			}
 			// A timeout handler or sweep that decided on the old expiry.
@@ -176,7 +176,7 @@ func TestExtend(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					extended, extendErr = f.eng.Extend(ctx, o.OrderNo, time.Minute, "staff:ann", "race")
+					extended, extendErr = f.eng.Extend(ctx, o.OrderNo, time.Minute, "staff:ann", "race", nil)
 				}()
 				go func() {
 					defer wg.Done()
@@ -250,7 +250,7 @@ func TestExtendInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(tt.ttl / 6) // the first message is on its way
-			ext, err := eng.Extend(ctx, o.OrderNo, tt.by, "staff:test", "in flight")
+			ext, err := eng.Extend(ctx, o.OrderNo, tt.by, "staff:test", "in flight", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -72,6 +72,9 @@ type Tx interface {
 	SetPaymentResult(ctx context.Context, txnID string, result string) error
 	InsertDiscrepancy(ctx context.Context, d Discrepancy) error
 	AddEvent(ctx context.Context, ev Event) error
+	// AddAudit appends a staff action's audit row in the transaction of the
+	// change it records (StaffAction).
+	AddAudit(ctx context.Context, a AuditEntry) error
 }
 
 // Transition carries what a winning conditional update writes besides status.

@@ -138,6 +138,10 @@ type RefundRequest struct {
 	// MayApprove: ops, admin and API callers refund in one step at any
 	// amount; others (box office) only up to the threshold.
 	MayApprove bool
+	// Audit, for a staff refund, writes its audit row (refund, or
+	// refund_request when only a request was recorded) in the refund's
+	// transaction. A refused refund writes nothing, audit row included.
+	Audit *StaffAction
 }
 
 // RefundOutcome is what a refund call did.
@@ -212,8 +216,11 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 				return err
 			}
 			out = RefundOutcome{Order: o, Refund: row, Pending: true}
-			return tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventRefundRequested, Detail: map[string]any{
-				"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason, "actor": row.Actor}})
+			if err := tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventRefundRequested, Detail: map[string]any{
+				"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason, "actor": row.Actor}}); err != nil {
+				return err
+			}
+			return req.audit(ctx, tx, now, AuditRefundRequest, o, row)
 		}
 		row.State, row.ApprovedBy, row.DecidedAt = RefundDone, req.Actor, now
 		if released, err = r.transition(ctx, tx, o, &row); err != nil {
@@ -221,7 +228,7 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 		}
 		o.Status = StatusRefunded
 		out = RefundOutcome{Order: o, Refund: row}
-		return nil
+		return req.audit(ctx, tx, now, AuditRefund, o, row)
 	})
 	if err != nil {
 		return RefundOutcome{}, fmt.Errorf("refund %s: %w", req.OrderNo, err)
@@ -297,9 +304,23 @@ func (r *Refunds) afterRefund(ctx context.Context, o Order, released []string) {
 	e.notify.SeatsChanged(o.ShowID, released, SeatAvailable, "")
 }
 
+// audit records a staff refund or request for one in its transaction.
+func (req RefundRequest) audit(ctx context.Context, tx Tx, at time.Time, action string, o Order, row Refund) error {
+	return req.Audit.record(ctx, tx, at, action, "order:"+o.OrderNo, map[string]any{
+		"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason,
+		"reference": row.Reference, "seat_ids": o.SeatIDs})
+}
+
+// decisionAudit records a staff decision on request req in its transaction.
+func decisionAudit(ctx context.Context, tx Tx, by *StaffAction, at time.Time, action string, req Refund, note string) error {
+	return by.record(ctx, tx, at, action, "order:"+req.OrderNo, map[string]any{
+		"refund_id": req.ID, "amount_cents": req.AmountCents, "requested_by": req.RequestedBy, "note": note})
+}
+
 // Approve runs a requested refund, as approver (ops). The order must still
-// be paid; a request decided meanwhile fails with refund_decided.
-func (r *Refunds) Approve(ctx context.Context, id int64, approver string) (RefundOutcome, error) {
+// be paid; a request decided meanwhile fails with refund_decided. With by
+// set, the approval's audit row is written in its transaction.
+func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *StaffAction) (RefundOutcome, error) {
 	if approver == "" {
 		return RefundOutcome{}, Invalidf("an approval needs an approver")
 	}
@@ -331,7 +352,7 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string) (Refun
 		}
 		o.Status = StatusRefunded
 		out = RefundOutcome{Order: o, Refund: row}
-		return nil
+		return decisionAudit(ctx, tx, by, now, AuditRefundApprove, req, "")
 	})
 	if err != nil {
 		return RefundOutcome{}, fmt.Errorf("approve refund %d: %w", id, err)
@@ -340,8 +361,9 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string) (Refun
 	return out, nil
 }
 
-// Reject closes a requested refund without changing the order.
-func (r *Refunds) Reject(ctx context.Context, id int64, approver, note string) (Refund, error) {
+// Reject closes a requested refund without changing the order. With by
+// set, the rejection's audit row is written in its transaction.
+func (r *Refunds) Reject(ctx context.Context, id int64, approver, note string, by *StaffAction) (Refund, error) {
 	switch {
 	case approver == "":
 		return Refund{}, Invalidf("a rejection needs an approver")
@@ -368,8 +390,11 @@ func (r *Refunds) Reject(ctx context.Context, id int64, approver, note string) (
 		} else if !ok {
 			return ErrRefundDecided
 		}
-		return tx.AddEvent(ctx, Event{OrderNo: req.OrderNo, At: now, Kind: EventRefundRejected, Detail: map[string]any{
-			"refund_id": id, "actor": approver, "note": row.Note}})
+		if err := tx.AddEvent(ctx, Event{OrderNo: req.OrderNo, At: now, Kind: EventRefundRejected, Detail: map[string]any{
+			"refund_id": id, "actor": approver, "note": row.Note}}); err != nil {
+			return err
+		}
+		return decisionAudit(ctx, tx, by, now, AuditRefundReject, req, row.Note)
 	})
 	if err != nil {
 		return Refund{}, fmt.Errorf("reject refund %d: %w", id, err)

@@ -185,16 +185,16 @@ func TestRefundApproval(t *testing.T) {
 		if err != nil || len(listed) != 1 || listed[0].ID != out.Refund.ID {
 			t.Errorf("requested list %+v %v", listed, err)
 		}
-		done, err := f.refunds.Approve(ctx, out.Refund.ID, "staff:olga")
+		done, err := f.refunds.Approve(ctx, out.Refund.ID, "staff:olga", nil)
 		if err != nil || done.Order.Status != core.StatusRefunded || done.Refund.ApprovedBy != "staff:olga" ||
 			done.Refund.RequestedBy != "staff:bo" {
 			t.Fatalf("approve: %+v %v", done, err)
 		}
 		f.wantSeats(t, core.SeatAvailable, "A-1")
-		if _, err := f.refunds.Approve(ctx, out.Refund.ID, "staff:olga"); !errors.Is(err, core.ErrRefundDecided) {
+		if _, err := f.refunds.Approve(ctx, out.Refund.ID, "staff:olga", nil); !errors.Is(err, core.ErrRefundDecided) {
 			t.Errorf("second approval: %v, want refund_decided", err)
 		}
-		if _, err := f.refunds.Reject(ctx, out.Refund.ID, "staff:olga", "no"); !errors.Is(err, core.ErrRefundDecided) {
+		if _, err := f.refunds.Reject(ctx, out.Refund.ID, "staff:olga", "no", nil); !errors.Is(err, core.ErrRefundDecided) {
 			t.Errorf("rejecting an approved request: %v, want refund_decided", err)
 		}
 
@@ -204,7 +204,7 @@ func TestRefundApproval(t *testing.T) {
 		if err != nil || !out2.Pending {
 			t.Fatalf("request: %+v %v", out2, err)
 		}
-		rej, err := f.refunds.Reject(ctx, out2.Refund.ID, "staff:olga", "outside the policy")
+		rej, err := f.refunds.Reject(ctx, out2.Refund.ID, "staff:olga", "outside the policy", nil)
 		if err != nil || rej.State != core.RefundRejected || rej.Note != "outside the policy" {
 			t.Fatalf("reject: %+v %v", rej, err)
 		}
@@ -228,7 +228,7 @@ func TestRefundApproval(t *testing.T) {
 		if len(rows) != 2 || rows[0].State != core.RefundSuperseded || rows[1].State != core.RefundDone {
 			t.Errorf("rows after a direct refund over a request: %+v", rows)
 		}
-		if _, err := f.refunds.Approve(ctx, out3.Refund.ID, "staff:olga"); !errors.Is(err, core.ErrRefundDecided) {
+		if _, err := f.refunds.Approve(ctx, out3.Refund.ID, "staff:olga", nil); !errors.Is(err, core.ErrRefundDecided) {
 			t.Errorf("approving a superseded request: %v, want refund_decided", err)
 		}
 

@@ -174,7 +174,7 @@ func (s *Server) handleExtendOrder(c echo.Context) error {
 		return err
 	}
 	o, err := s.engine.Extend(c.Request().Context(), no, time.Duration(req.Minutes)*time.Minute,
-		apiActor, req.Reason)
+		apiActor, req.Reason, nil)
 	if err != nil {
 		return err
 	}

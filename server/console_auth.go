@@ -236,6 +236,13 @@ func (cn *console) switchLang(c echo.Context) error {
 // audit records a staff action: who (the session's staff unless the entry
 // names someone, as a failed login does), when, from where. A failure to
 // record is logged; the action it describes has already happened.
+// staffAction is who asks for a change the engine audits in the change's
+// own transaction (force-cancel, extend, case steps, refunds).
+func staffAction(c echo.Context) *core.StaffAction {
+	s := sessionOf(c)
+	return &core.StaffAction{Staff: s.staff.Username, Role: s.staff.Role, IP: c.RealIP()}
+}
+
 func (cn *console) audit(c echo.Context, a core.AuditEntry) {
 	if s := sessionOf(c); s != nil && a.Staff == "" {
 		a.Staff, a.Role = s.staff.Username, s.staff.Role

@@ -99,8 +99,8 @@ func (cn *console) discrepancyCase(c echo.Context) error {
 }
 
 func (cn *console) takeCase(c echo.Context) error {
-	return cn.changeCase(c, core.AuditCaseTake, "case_taken", func(id int64, staff, text string) (core.DiscrepancyCase, error) {
-		return cn.cases.Take(c.Request().Context(), id, staff, text)
+	return cn.changeCase(c, "case_taken", func(id int64, staff, text string) (core.DiscrepancyCase, error) {
+		return cn.cases.Take(c.Request().Context(), id, staff, text, staffAction(c))
 	})
 }
 
@@ -109,14 +109,14 @@ func (cn *console) moveCase(c echo.Context) error {
 	if !to.Valid() {
 		return errBadRequest
 	}
-	return cn.changeCase(c, core.AuditCaseMove, "case_moved", func(id int64, staff, text string) (core.DiscrepancyCase, error) {
-		return cn.cases.Move(c.Request().Context(), id, to, staff, text)
+	return cn.changeCase(c, "case_moved", func(id int64, staff, text string) (core.DiscrepancyCase, error) {
+		return cn.cases.Move(c.Request().Context(), id, to, staff, text, staffAction(c))
 	})
 }
 
 func (cn *console) noteCase(c echo.Context) error {
-	return cn.changeCase(c, core.AuditCaseNote, "case_noted", func(id int64, staff, text string) (core.DiscrepancyCase, error) {
-		return cn.cases.Note(c.Request().Context(), id, staff, text)
+	return cn.changeCase(c, "case_noted", func(id int64, staff, text string) (core.DiscrepancyCase, error) {
+		return cn.cases.Note(c.Request().Context(), id, staff, text, staffAction(c))
 	})
 }
 
@@ -134,9 +134,10 @@ var caseRefusals = []struct {
 }
 
 // changeCase runs one workflow step for the signed-in member of staff. A
-// step the machine refuses re-renders the case page with why; a change is
-// audited (from, to, note) and redirects to the case.
-func (cn *console) changeCase(c echo.Context, action, notice string,
+// step the machine refuses re-renders the case page with why; a change
+// (audited by the workflow in its transaction: from, to, owner, note)
+// redirects to the case.
+func (cn *console) changeCase(c echo.Context, notice string,
 	step func(id int64, staff, note string) (core.DiscrepancyCase, error)) error {
 	d, err := cn.caseData(c)
 	if err != nil {
@@ -144,8 +145,8 @@ func (cn *console) changeCase(c echo.Context, action, notice string,
 	}
 	s := sessionOf(c)
 	text := note(c, "note")
-	before := d.Case
-	after, err := step(before.ID, s.staff.Username, text)
+	id := d.Case.ID
+	_, err = step(id, s.staff.Username, text)
 	for _, r := range caseRefusals {
 		if err != nil && errors.Is(err, r.err) {
 			d.FormError, d.To, d.Note = r.key, c.FormValue("to"), text
@@ -155,8 +156,5 @@ func (cn *console) changeCase(c echo.Context, action, notice string,
 	if err != nil {
 		return err
 	}
-	id := strconv.FormatInt(before.ID, 10)
-	cn.audit(c, core.AuditEntry{Action: action, Target: "discrepancy:" + id, Detail: map[string]any{
-		"from": string(before.State), "to": string(after.State), "owner": after.Owner, "note": text}})
-	return c.Redirect(http.StatusSeeOther, web.URL("/discrepancies/"+id+"?msg="+notice))
+	return c.Redirect(http.StatusSeeOther, web.URL("/discrepancies/"+strconv.FormatInt(id, 10)+"?msg="+notice))
 }

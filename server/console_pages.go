@@ -219,7 +219,7 @@ func (cn *console) forceCancel(c echo.Context) error {
 	}
 	s := sessionOf(c)
 	res, err := cn.Engine.CancelAndRelease(c.Request().Context(), core.CancelRequest{OrderNo: d.Order.OrderNo,
-		Reason: core.ReasonStaff, Actor: core.ActorStaffPrefix + s.staff.Username, Note: d.Reason})
+		Reason: core.ReasonStaff, Actor: core.ActorStaffPrefix + s.staff.Username, Note: d.Reason, Audit: staffAction(c)})
 	if err != nil {
 		return err
 	}
@@ -231,15 +231,13 @@ func (cn *console) forceCancel(c echo.Context) error {
 	default:
 		outcome = web.OutcomeAlreadyCancelled
 	}
-	cn.audit(c, core.AuditEntry{Action: core.AuditForceCancel, Target: "order:" + d.Order.OrderNo,
-		Detail: map[string]any{"reason": d.Reason, "outcome": outcome, "seat_ids": d.Order.SeatIDs}})
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+outcome))
 }
 
 // extendHold pushes a pending hold's expiry later by whole minutes, with a
 // required reason. A refusal by the engine (the limit, an expired hold, an
-// order that ended meanwhile) is shown on the order page and audited like
-// a success: staff asked, and the log says what came of it.
+// order that ended meanwhile) is shown on the order page; the engine audits
+// it like a success: staff asked, and the log says what came of it.
 func (cn *console) extendHold(c echo.Context) error {
 	d, err := cn.orderData(c)
 	if err != nil {
@@ -259,25 +257,19 @@ func (cn *console) extendHold(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.OrderPage(p, d))
 	}
 	s := sessionOf(c)
-	o, err := cn.Engine.Extend(c.Request().Context(), d.Order.OrderNo, time.Duration(minutes)*time.Minute,
-		core.ActorStaffPrefix+s.staff.Username, d.ExtendReason)
-	outcome, status := web.OutcomeExtended, http.StatusOK
+	_, err = cn.Engine.Extend(c.Request().Context(), d.Order.OrderNo, time.Duration(minutes)*time.Minute,
+		core.ActorStaffPrefix+s.staff.Username, d.ExtendReason, staffAction(c))
+	status := http.StatusOK
 	switch {
 	case err == nil:
 	case errors.Is(err, core.ErrHoldLimit):
-		outcome, status, d.ExtendError = core.ErrHoldLimit.Code, http.StatusUnprocessableEntity, "extend.err_limit"
+		status, d.ExtendError = http.StatusUnprocessableEntity, "extend.err_limit"
 	case errors.Is(err, core.ErrHoldExpired):
-		outcome, status, d.ExtendError = core.ErrHoldExpired.Code, http.StatusConflict, "extend.err_expired"
+		status, d.ExtendError = http.StatusConflict, "extend.err_expired"
 	case errors.Is(err, core.ErrOrderNotPending):
-		outcome = core.ErrOrderNotPending.Code
 	default:
 		return err
 	}
-	detail := map[string]any{"minutes": minutes, "reason": d.ExtendReason, "outcome": outcome}
-	if err == nil {
-		detail["new_expire_at"] = o.ExpireAt.Format(time.RFC3339)
-	}
-	cn.audit(c, core.AuditEntry{Action: core.AuditExtendHold, Target: "order:" + d.Order.OrderNo, Detail: detail})
 	if d.ExtendError != "" {
 		return render(c, status, web.OrderPage(p, d))
 	}

@@ -41,20 +41,17 @@ func (cn *console) refundOrder(c echo.Context) error {
 	s := sessionOf(c)
 	out, err := cn.Refunds.Refund(c.Request().Context(), core.RefundRequest{OrderNo: d.Order.OrderNo,
 		Reason: d.RefundReason, Reference: d.RefundReference, Actor: core.ActorStaffPrefix + s.staff.Username,
-		MayApprove: s.staff.Role.Can(core.ActApproveRefund)})
+		MayApprove: s.staff.Role.Can(core.ActApproveRefund), Audit: staffAction(c)})
 	if key := refundConflict(err); key != "" {
 		d.RefundError = key
 		return render(c, http.StatusConflict, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
 	} else if err != nil {
 		return err
 	}
-	action, outcome := core.AuditRefund, web.OutcomeRefunded
+	outcome := web.OutcomeRefunded
 	if out.Pending {
-		action, outcome = core.AuditRefundRequest, web.OutcomeRefundRequested
+		outcome = web.OutcomeRefundRequested
 	}
-	cn.audit(c, core.AuditEntry{Action: action, Target: "order:" + d.Order.OrderNo, Detail: map[string]any{
-		"refund_id": out.Refund.ID, "amount_cents": out.Refund.AmountCents, "reason": d.RefundReason,
-		"reference": d.RefundReference, "seat_ids": d.Order.SeatIDs}})
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+outcome))
 }
 
@@ -65,8 +62,8 @@ func (cn *console) approveRefund(c echo.Context) error {
 		return err
 	}
 	s := sessionOf(c)
-	_, err = cn.Refunds.Approve(c.Request().Context(), req.ID, core.ActorStaffPrefix+s.staff.Username)
-	return cn.decided(c, req, core.AuditRefundApprove, web.OutcomeRefunded, "", err)
+	_, err = cn.Refunds.Approve(c.Request().Context(), req.ID, core.ActorStaffPrefix+s.staff.Username, staffAction(c))
+	return cn.decided(c, req, web.OutcomeRefunded, err)
 }
 
 // rejectRefund closes a request for a refund with a required note; the
@@ -89,13 +86,14 @@ func (cn *console) rejectRefund(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
 	}
 	s := sessionOf(c)
-	_, err = cn.Refunds.Reject(c.Request().Context(), req.ID, core.ActorStaffPrefix+s.staff.Username, why)
-	return cn.decided(c, req, core.AuditRefundReject, web.OutcomeRefundRejected, why, err)
+	_, err = cn.Refunds.Reject(c.Request().Context(), req.ID, core.ActorStaffPrefix+s.staff.Username, why, staffAction(c))
+	return cn.decided(c, req, web.OutcomeRefundRejected, err)
 }
 
-// decided audits an approval or rejection and shows the order: a request
-// decided meanwhile (or an order no longer paid) is a message on its page.
-func (cn *console) decided(c echo.Context, req core.Refund, action, outcome, why string, err error) error {
+// decided shows the order after an approval or rejection (audited by the
+// workflow in its transaction): a request decided meanwhile (or an order no
+// longer paid) is a message on its page.
+func (cn *console) decided(c echo.Context, req core.Refund, outcome string, err error) error {
 	if key := refundConflict(err); key != "" {
 		d, derr := cn.orderDataOf(c, req.OrderNo)
 		if derr != nil {
@@ -106,8 +104,6 @@ func (cn *console) decided(c echo.Context, req core.Refund, action, outcome, why
 	} else if err != nil {
 		return err
 	}
-	cn.audit(c, core.AuditEntry{Action: action, Target: "order:" + req.OrderNo, Detail: map[string]any{
-		"refund_id": req.ID, "amount_cents": req.AmountCents, "requested_by": req.RequestedBy, "note": why}})
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+req.OrderNo+"?outcome="+outcome))
 }
 

@@ -182,10 +182,10 @@ func ShowName(shows []core.Show, id int64) string {
 
 // Cancel outcomes shown on the order page after a force-cancel.
 const (
-	OutcomeCancelled        = "cancelled"
-	OutcomeAlreadyPaid      = "already_paid"
-	OutcomeAlreadyCancelled = "already_cancelled"
-	OutcomeExtended         = "extended" // after an extension
+	OutcomeCancelled        = core.AuditOutcomeCancelled
+	OutcomeAlreadyPaid      = core.AuditOutcomeAlreadyPaid
+	OutcomeAlreadyCancelled = core.AuditOutcomeAlreadyCancelled
+	OutcomeExtended         = core.AuditOutcomeExtended // after an extension
 	OutcomeRefunded         = "refunded"
 	OutcomeRefundRequested  = "refund_requested" // waits for ops' approval
 	OutcomeRefundRejected   = "refund_rejected"

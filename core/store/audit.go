@@ -5,16 +5,27 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
+
 	"seatflow/core"
 )
 
 // AddAudit appends one line to the audit log.
 func (db *DB) AddAudit(ctx context.Context, a core.AuditEntry) error {
+	return addAudit(ctx, db.w, a)
+}
+
+// AddAudit appends one line to the audit log inside the transaction.
+func (t *tx) AddAudit(ctx context.Context, a core.AuditEntry) error {
+	return addAudit(ctx, t.x, a)
+}
+
+func addAudit(ctx context.Context, x sqlx.ExecerContext, a core.AuditEntry) error {
 	detail, err := json.Marshal(orEmpty(a.Detail))
 	if err != nil {
 		return fmt.Errorf("store: audit %s: detail: %w", a.Action, err)
 	}
-	_, err = db.w.ExecContext(ctx,
+	_, err = x.ExecContext(ctx,
 		`INSERT INTO audit_log (at, staff, role, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		ms(a.At), a.Staff, string(a.Role), a.Action, a.Target, string(detail), a.IP)
 	if err != nil {

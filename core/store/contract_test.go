@@ -621,7 +621,7 @@ func testDiscrepancies(t *testing.T, db *DB) {
 	resolvedAt := t0.Add(time.Hour)
 	cases := core.NewCases(db, fixedClock(resolvedAt))
 	for _, to := range []core.CaseState{core.CaseRefundRequested, core.CaseRefunded} {
-		if _, err := cases.Move(ctx, open[1].ID, to, "staff:ann", "refunded"); err != nil {
+		if _, err := cases.Move(ctx, open[1].ID, to, "staff:ann", "refunded", nil); err != nil {
 			t.Fatalf("move to %s: %v", to, err)
 		}
 	}

@@ -153,7 +153,7 @@ func (db *DB) CaseHistory(ctx context.Context, id int64) ([]core.CaseEvent, erro
 }
 
 // ChangeCase applies ch only while the case is still in ch.From with owner
-// ch.PrevOwner, and appends its history line, in one transaction. Reaching
+// ch.PrevOwner, and appends its history line and audit row, in one transaction. Reaching
 // a final state also marks the discrepancy resolved (status, resolved_at,
 // resolved_by); a note, when given, becomes the case's latest note.
 func (db *DB) ChangeCase(ctx context.Context, ch core.CaseChange) (bool, error) {
@@ -179,10 +179,12 @@ func (db *DB) ChangeCase(ctx context.Context, ch core.CaseChange) (bool, error) 
 		if changed, err = oneRow(res, fmt.Sprintf("change discrepancy %d", ch.ID)); err != nil || !changed {
 			return err
 		}
-		_, err = x.ExecContext(ctx, `INSERT INTO discrepancy_event
+		if _, err = x.ExecContext(ctx, `INSERT INTO discrepancy_event
  (discrepancy_id, at, staff, action, from_state, to_state, note) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ch.ID, ms(ev.At), ev.Staff, ev.Action, string(ev.From), string(ev.To), ev.Note)
-		return err
+			ch.ID, ms(ev.At), ev.Staff, ev.Action, string(ev.From), string(ev.To), ev.Note); err != nil || ch.Audit == nil {
+			return err
+		}
+		return addAudit(ctx, x, *ch.Audit)
 	})
 	if err != nil {
 		return false, dbErr(err, "change discrepancy %d", ch.ID)

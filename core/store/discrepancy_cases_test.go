@@ -112,7 +112,7 @@ func TestCaseQueue(t *testing.T) {
 		if len(mid) != 1 || mid[0].TxnID != "mid" {
 			t.Fatalf("second paid_after_cancel case: %+v", mid)
 		}
-		if _, err := cases.Take(ctx, mid[0].ID, "ann", ""); err != nil {
+		if _, err := cases.Take(ctx, mid[0].ID, "ann", "", nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []struct {
