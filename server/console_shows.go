@@ -241,7 +241,7 @@ func (cn *console) changeBlocks(c echo.Context, block bool) error {
 	if err != nil {
 		return echo.ErrNotFound
 	}
-	ids := strings.FieldsFunc(c.FormValue("seat_ids"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' })
+	ids := seatIDList(c.FormValue("seat_ids"))
 	r := core.BlockRequest{ShowID: id, SeatIDs: ids, Reason: c.FormValue("reason")}
 	action, msg := core.AuditSeatsBlock, "seats_blocked"
 	if block {

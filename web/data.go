@@ -255,9 +255,14 @@ type SeatMapData struct {
 
 // Rows splits the seats into rows of the grid.
 func (d SeatMapData) Rows() [][]core.SeatView {
-	var rows [][]core.SeatView
-	for i, s := range d.Seats {
-		if i == 0 || s.Row != d.Seats[i-1].Row {
+	return splitRows(d.Seats, func(s core.SeatView) int { return s.Row })
+}
+
+// splitRows cuts seats, ordered by row, into one slice per row.
+func splitRows[S any](seats []S, row func(S) int) [][]S {
+	var rows [][]S
+	for i, s := range seats {
+		if i == 0 || row(s) != row(seats[i-1]) {
 			rows = append(rows, nil)
 		}
 		rows[len(rows)-1] = append(rows[len(rows)-1], s)

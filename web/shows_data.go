@@ -32,14 +32,7 @@ type ShowPreview struct {
 func (v ShowPreview) Rows() [][]core.Seat {
 	seats := slices.Clone(v.Seats)
 	slices.SortStableFunc(seats, func(a, b core.Seat) int { return cmp.Or(cmp.Compare(a.Row, b.Row), cmp.Compare(a.Col, b.Col)) })
-	var rows [][]core.Seat
-	for i, s := range seats {
-		if i == 0 || s.Row != seats[i-1].Row {
-			rows = append(rows, nil)
-		}
-		rows[len(rows)-1] = append(rows[len(rows)-1], s)
-	}
-	return rows
+	return splitRows(seats, func(s core.Seat) int { return s.Row })
 }
 
 // CategoryCounts is how many seats each category has, in the categories' order.
