@@ -252,13 +252,15 @@ func testTransitionConcurrent(t *testing.T, db *DB) {
 			if i%2 == 0 {
 				to, tr = core.StatusPaid, core.Transition{At: t0, Actor: fmt.Sprint(i), TxnID: fmt.Sprint("T", i)}
 			}
+			// A win counts once its transaction committed: a closure that won
+			// and then lost its commit (a deadlock InTx runs again) is no win.
+			var won bool
 			err := db.InTx(ctx, func(tx core.Tx) error {
-				won, err := tx.TransitionPending(ctx, "O1", to, tr)
+				var err error
+				won, err = tx.TransitionPending(ctx, "O1", to, tr)
 				if err != nil || !won {
 					return err
 				}
-				wins.Add(1)
-				winner.Store(tr.Actor)
 				if to == core.StatusCancelled {
 					_, err = tx.DeleteOrderSeats(ctx, "O1")
 				}
@@ -266,6 +268,11 @@ func testTransitionConcurrent(t *testing.T, db *DB) {
 			})
 			if err != nil {
 				errs <- err
+				return
+			}
+			if won {
+				wins.Add(1)
+				winner.Store(tr.Actor)
 			}
 		}()
 	}
