@@ -45,10 +45,15 @@ func heldScriptOf(showID int64, orderNo string) func(redis.Cmder) bool {
 
 func replyLost(context.Context, error) error { return stacktest.ErrReadTimeout }
 
-// checkInvariants fails the test when DESIGN.md's invariants do not hold.
+// checkInvariants fails the test when DESIGN.md's invariants do not hold,
+// redelivering every consumed timeout last (it must change nothing).
 func (f *fixture) checkInvariants(t *testing.T) {
 	t.Helper()
-	if err := reconcile.CheckInvariants(context.Background(), f.st.DB, f.st.Seats, f.clock.Now()); err != nil {
+	ctx := context.Background()
+	if err := reconcile.CheckInvariants(ctx, f.st.DB, f.st.Seats, f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcile.CheckRedelivery(ctx, f.eng, f.st.DB, f.st.Seats, f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -112,10 +112,15 @@ func wantCounts(t *testing.T, run reconcile.Run, want map[string][2]int) {
 	}
 }
 
-// checkInvariants fails the test when DESIGN.md's invariants do not hold.
+// checkInvariants fails the test when DESIGN.md's invariants do not hold,
+// redelivering every consumed timeout last (it must change nothing).
 func (f *fixture) checkInvariants(t *testing.T) {
 	t.Helper()
-	if err := reconcile.CheckInvariants(context.Background(), f.st.DB, f.st.Seats, f.clock.Now()); err != nil {
+	ctx := context.Background()
+	if err := reconcile.CheckInvariants(ctx, f.st.DB, f.st.Seats, f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcile.CheckRedelivery(ctx, f.eng, f.st.DB, f.st.Seats, f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -132,3 +132,18 @@ func (db *DB) PaymentViolations(ctx context.Context, limit int) ([]string, error
 	}
 	return out, nil
 }
+
+// MoneyRows counts the rows of every table that records money or its
+// trouble (payment, discrepancy, refund): a check that must change nothing
+// compares them before and after.
+func (db *DB) MoneyRows(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	for _, table := range []string{"payment", "discrepancy", "refund"} {
+		var n int
+		if err := db.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM `+table); err != nil {
+			return nil, dbErr(err, "count %s", table)
+		}
+		out[table] = n
+	}
+	return out, nil
+}
