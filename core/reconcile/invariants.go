@@ -33,6 +33,9 @@ const maxViolations = 50
 //   - every payment row was applied (its order paid by it) or recorded as
 //     a discrepancy, and every paid order's txn has an applied payment row.
 //
+// The fifth, that delivering a timeout again changes nothing, needs an
+// engine to deliver with: CheckRedelivery.
+//
 // It reads everything it checks (paged): it is for tests and for ops
 // checking a quiet system, not for the hot path. Work in flight shows up as
 // a violation.

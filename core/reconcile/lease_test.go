@@ -10,6 +10,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/stacktest"
+	"seatflow/core/testenv"
 )
 
 // blockingCheck counts its runs and holds each until release is closed or
@@ -141,8 +142,22 @@ func TestLeaseRenewedDuringLongRun(t *testing.T) {
 			done <- run
 		}()
 		<-check.entered
-		for range 4 { // over three TTLs
-			time.Sleep(ttl * 3 / 4)
+		// Renewals come every TTL/3: ten of them carry the run over three
+		// TTLs. After each, the other instance is still kept out.
+		_, until, err := st.DB.LeaseHolder(context.Background(), leaseName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			testenv.WaitFor(t, 10*time.Second, "the running instance to renew its lease", func() bool {
+				owner, next, err := st.DB.LeaseHolder(context.Background(), leaseName)
+				if err != nil || owner != "node-a" {
+					t.Fatalf("lease holder %q, %v; want node-a", owner, err)
+				}
+				renewed := next.After(until)
+				until = next
+				return renewed
+			})
 			if _, err := b.RunOnce(context.Background(), TriggerManual, false); !errors.Is(err, ErrBusy) {
 				t.Fatalf("second instance during a renewed lease: %v, want ErrBusy", err)
 			}

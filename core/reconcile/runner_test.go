@@ -13,6 +13,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
+	"seatflow/core/testenv"
 )
 
 // TestDeadHolderLeaseLapses: an instance that took the lease and died
@@ -29,13 +30,19 @@ func TestDeadHolderLeaseLapses(t *testing.T) {
 		if !errors.Is(err, reconcile.ErrBusy) || !strings.Contains(err.Error(), "dead-node") {
 			t.Fatalf("run while the dead instance's lease lasts: %v, want ErrBusy naming dead-node", err)
 		}
-		time.Sleep(ttl + 100*time.Millisecond)
-		f.run(t)
+		testenv.WaitFor(t, 20*ttl, "the dead instance's lease to lapse", func() bool {
+			_, err := f.rec.RunOnce(ctx, reconcile.TriggerManual, false)
+			if err != nil && !errors.Is(err, reconcile.ErrBusy) {
+				t.Fatalf("run after the lease: %v", err)
+			}
+			return err == nil
+		})
 	})
 }
 
 // TestScheduler: a full run at start and every Every, sweeps every
-// SweepEvery; the sweep alone ends an expired order; nothing runs after stop.
+// SweepEvery; the sweep alone ends an expired order; the scheduler's
+// goroutine ends with its context.
 func TestScheduler(t *testing.T) {
 	st := stacktest.Embedded(t)
 	f := newFixture(t, st)
@@ -49,34 +56,35 @@ func TestScheduler(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := rec.Start(ctx)
-	time.Sleep(700 * time.Millisecond)
+	var runs []reconcile.Run
+	count := map[string]int{}
+	// Wait for a full run after the one at start and several sweeps.
+	testenv.WaitFor(t, 30*time.Second, "two scheduled runs and five sweeps", func() bool {
+		if runs, err = rec.Runs(context.Background(), 500); err != nil {
+			t.Fatal(err)
+		}
+		clear(count)
+		for _, r := range runs {
+			count[r.Trigger]++
+		}
+		return count[reconcile.TriggerSchedule] >= 2 && count[reconcile.TriggerSweep] >= 5
+	})
 	cancel()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the scheduler did not stop")
 	}
-	runs, err := rec.Runs(context.Background(), 500)
-	if err != nil {
-		t.Fatal(err)
+	if first := runs[len(runs)-1]; first.Trigger != reconcile.TriggerSchedule {
+		t.Errorf("the first run was a %s, want the full run at start", first.Trigger)
 	}
-	count := map[string]int{}
 	for _, r := range runs {
-		count[r.Trigger]++
 		if r.Trigger == reconcile.TriggerSweep && len(r.Checks) != 1 {
 			t.Errorf("a sweep ran %d checks, want expired_pending only", len(r.Checks))
 		}
 	}
-	// A full run at start and after 300 and 600 ms; sweeps every 40 ms.
-	if count[reconcile.TriggerSchedule] < 2 || count[reconcile.TriggerSchedule] > 3 || count[reconcile.TriggerSweep] < 5 {
-		t.Errorf("runs by trigger = %v, want 2-3 schedule and several sweep", count)
-	}
 	if got, _ := st.DB.Order(context.Background(), o.OrderNo); got.Status != core.StatusCancelled {
 		t.Errorf("expired order is %s after the scheduler ran", got.Status)
-	}
-	time.Sleep(100 * time.Millisecond)
-	if after, _ := rec.Runs(context.Background(), 500); len(after) != len(runs) {
-		t.Errorf("%d runs after the scheduler stopped, want %d", len(after), len(runs))
 	}
 }
 
