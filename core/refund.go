@@ -291,6 +291,14 @@ func (r *Refunds) afterRefund(ctx context.Context, o Order, released []string) {
 	ctx = context.WithoutCancel(ctx)
 	// The seats as placed: a seat the DB had lost the row of may still be sold.
 	n, err := e.seats.ReleaseSold(ctx, o.ShowID, o.OrderNo, o.SeatIDs)
+	if err != nil && replyLost(err) {
+		// Holder-guarded like Release: a second call frees only what the
+		// first did not, whether or not the first one ran.
+		e.log.WarnContext(ctx, "refund seat release: no reply, sending it again", "order_no", o.OrderNo, "err", err)
+		var m int
+		m, err = e.seats.ReleaseSold(ctx, o.ShowID, o.OrderNo, o.SeatIDs)
+		n += m
+	}
 	if err != nil {
 		e.metrics.SeatStoreFailure.WithLabelValues(seatReleaseOpRefund).Inc()
 		e.log.ErrorContext(ctx, "refund committed but seat release failed; reconcile will free them",

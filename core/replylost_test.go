@@ -225,3 +225,29 @@ func TestFaultSellReplyLost(t *testing.T) {
 		}
 	})
 }
+
+func TestFaultRefundReleaseReplyLost(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		for _, tc := range ambiguousReplies {
+			t.Logf("case %s", tc.name)
+			func() {
+				f := newRefundFixture(t, st, 0, core.Config{})
+				o := f.paid(t, 1, "A-1", "A-2")
+				fault := st.InjectRedis(tc.fault(heldScriptOf(f.show.ID, o.OrderNo)))
+				if _, err := f.refunds.Refund(context.Background(), core.RefundRequest{OrderNo: o.OrderNo, Reason: "r",
+					Actor: "api", MayApprove: true}); err != nil {
+					t.Fatal(err)
+				}
+				if !fault.Fired() {
+					t.Fatal("the fault never hit the refund's seat release")
+				}
+				f.wantSeats(t, core.SeatAvailable, "A-1", "A-2")
+				f.wantCounter(t, 1, 0)
+				if evs := f.events(t, o.OrderNo, core.EventSeatReleaseFailed); len(evs) != 0 {
+					t.Errorf("refund release recorded as failed: %+v", evs)
+				}
+				f.checkInvariants(t)
+			}()
+		}
+	})
+}
