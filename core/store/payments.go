@@ -46,6 +46,39 @@ func (t *tx) InsertDiscrepancy(ctx context.Context, d core.Discrepancy) error {
 	if err != nil && !isDuplicate(err) {
 		return dbErr(err, "insert discrepancy %s/%s", d.TxnID, d.Kind)
 	}
+	if err != nil {
+		return t.noteOtherClaim(ctx, d)
+	}
+	return nil
+}
+
+// noteOtherClaim handles a case that already exists for d's txn id and
+// kind: a true repeat (same order and amount) changes nothing, but a claim
+// for another order or amount (the same txn id sent a third time, for other
+// money) goes on the case's history, so no claimed money is left unseen.
+func (t *tx) noteOtherClaim(ctx context.Context, d core.Discrepancy) error {
+	var c struct {
+		ID          int64  `db:"id"`
+		OrderNo     string `db:"order_no"`
+		AmountCents int64  `db:"amount_cents"`
+		State       string `db:"state"`
+	}
+	if err := t.x.GetContext(ctx, &c, `SELECT id, order_no, amount_cents, state FROM discrepancy
+ WHERE txn_id = ? AND kind = ?`, d.TxnID, d.Kind); err != nil {
+		return dbErr(err, "discrepancy %s/%s", d.TxnID, d.Kind)
+	}
+	if c.OrderNo == d.OrderNo && c.AmountCents == d.AmountCents {
+		return nil
+	}
+	note := fmt.Sprintf("also claimed for order %s, %d cents", d.OrderNo, d.AmountCents)
+	if d.Note != "" {
+		note += "; " + d.Note
+	}
+	if _, err := t.x.ExecContext(ctx, `INSERT INTO discrepancy_event
+ (discrepancy_id, at, staff, action, from_state, to_state, note) VALUES (?, ?, ?, 'note', ?, ?, ?)`,
+		c.ID, ms(d.CreatedAt), core.ActorSystem, c.State, c.State, note); err != nil {
+		return dbErr(err, "note another claim on discrepancy %d", c.ID)
+	}
 	return nil
 }
 
