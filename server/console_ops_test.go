@@ -87,7 +87,22 @@ func TestConsoleExtend(t *testing.T) {
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "longer than allowed") {
 		t.Errorf("past the maximum: %d", rec.Code)
 	}
+	// 85 more is exactly the maximum: the page then says so instead of
+	// offering a form that can only fail.
+	if rec = b.post(path, url.Values{"minutes": {"85"}, "reason": {"long show"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("extend to the maximum: %d", rec.Code)
+	}
+	page = b.do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String()
+	if strings.Contains(page, `id="extend-form"`) || !strings.Contains(page, "This hold is at its limit of 2h") {
+		t.Error("a hold at its limit offers the extend form, or does not say it is at its limit")
+	}
 	env.pay(o)
+	page = b.do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String()
+	for _, closed := range []string{"Hold expires", "Next timeout due"} {
+		if strings.Contains(page, closed) {
+			t.Errorf("the paid order's page still shows %q", closed)
+		}
+	}
 	rec = b.post(path, url.Values{"minutes": {"5"}, "reason": {"late"}})
 	if loc := rec.Header().Get("Location"); !strings.HasSuffix(loc, "?outcome=already_paid") {
 		t.Errorf("extend a paid order: %d %q, want the order page saying already paid", rec.Code, loc)
@@ -96,9 +111,9 @@ func TestConsoleExtend(t *testing.T) {
 	if err := env.db.X().Select(&outcomes, `SELECT detail FROM audit_log WHERE action = ? ORDER BY id`, core.AuditExtendHold); err != nil {
 		t.Fatal(err)
 	}
-	if len(outcomes) != 3 || !strings.Contains(outcomes[0], `"outcome":"extended"`) || !strings.Contains(outcomes[1], `"outcome":"hold_limit"`) ||
-		!strings.Contains(outcomes[2], `"outcome":"order_not_pending"`) {
-		t.Errorf("audit of extensions %v: want extended, hold_limit, order_not_pending", outcomes)
+	if len(outcomes) != 4 || !strings.Contains(outcomes[0], `"outcome":"extended"`) || !strings.Contains(outcomes[1], `"outcome":"hold_limit"`) ||
+		!strings.Contains(outcomes[2], `"outcome":"extended"`) || !strings.Contains(outcomes[3], `"outcome":"order_not_pending"`) {
+		t.Errorf("audit of extensions %v: want extended, hold_limit, extended, order_not_pending", outcomes)
 	}
 	if page := b.do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String(); strings.Contains(page, `id="extend-form"`) {
 		t.Error("a paid order offers the extend form")

@@ -337,6 +337,7 @@ var catalog = map[string]entry{
 	"extend.minutes":              {"Minutes", "分钟"},
 	"extend.reason":               {"Reason", "原因"},
 	"extend.button":               {"Extend", "延长"},
+	"extend.at_limit":             {"This hold is at its limit of %s in all: it cannot be extended.", "此订单已达锁座总时长上限 %s，不能再延长。"},
 	"extend.limit":                {"A hold may last %s in all; at most %s more for this one.", "锁座总时长最多 %s；此订单最多还可延长 %s。"},
 	"extend.done":                 {"Hold extended: it now expires at %s.", "锁座已延长，新的到期时间为 %s。"},
 	"extend.err_minutes":          {"Give a whole number of minutes from 1 to 120.", "请填写 1 到 120 之间的整数分钟。"},
