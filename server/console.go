@@ -139,6 +139,7 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	g.POST("/staff", cn.staffAdd, staff)
 	g.POST("/staff/:id/disable", cn.staffDisable, staff)
 	g.POST("/staff/:id/enable", cn.staffEnable, staff)
+	cn.mountReopen(g, view)
 }
 
 // staticFiles serves the embedded assets. They change only with the binary,

@@ -718,3 +718,29 @@ func TestWebRunKeepsItemKeys(t *testing.T) {
 		}
 	}
 }
+
+// A form answered with a validation error leaves its POST URL in the
+// address bar; reopening that URL leads to the form's page.
+func TestConsoleReopenActionURL(t *testing.T) {
+	env := newConsoleEnv(t)
+	admin := env.login(core.RoleAdmin)
+	o := env.place(31, "A-2")
+	for _, c := range []struct{ action, page string }{
+		{"/orders/" + o.OrderNo + "/extend", "/console/orders/" + o.OrderNo},
+		{"/orders/" + o.OrderNo + "/cancel", "/console/orders/" + o.OrderNo},
+		{"/shows/7/block", "/console/shows/7"},
+		{"/discrepancies/3/move", "/console/discrepancies/3"},
+		{"/reconcile/dry-run", "/console/reconcile"},
+		{"/reconcile/runs/5/apply", "/console/reconcile/runs/5"},
+		{"/staff/2/disable", "/console/staff"},
+	} {
+		rec := admin.do("GET", "/console"+c.action, nil, nil)
+		if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != c.page {
+			t.Errorf("GET %s: %d %q, want 303 to %s", c.action, rec.Code, loc, c.page)
+		}
+	}
+	if rec := env.browser().do("GET", "/console/orders/"+o.OrderNo+"/extend", nil, nil); rec.Code == http.StatusSeeOther &&
+		rec.Header().Get("Location") == "/console/orders/"+o.OrderNo {
+		t.Error("an anonymous visitor is redirected to the order page instead of the login")
+	}
+}
