@@ -91,7 +91,7 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
 		cases: core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB)}
 
-	g := e.Group(web.Prefix, securityHeaders, cn.errorPages, cn.loadSession)
+	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
 	g.GET("/login", cn.loginForm)
 	g.POST("/login", cn.login)
