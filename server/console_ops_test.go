@@ -93,7 +93,7 @@ func TestConsoleExtend(t *testing.T) {
 		t.Fatalf("extend to the maximum: %d", rec.Code)
 	}
 	page = b.do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String()
-	if strings.Contains(page, `id="extend-form"`) || !strings.Contains(page, "This hold is at its limit of 2h") {
+	if strings.Contains(page, `id="extend-form"`) || !strings.Contains(page, "This hold is at its limit of 2 h") {
 		t.Error("a hold at its limit offers the extend form, or does not say it is at its limit")
 	}
 	env.pay(o)

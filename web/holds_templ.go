@@ -728,9 +728,9 @@ func countdown(p Page, o core.Order) templ.Component {
 		}
 		if o.ExpireAt.After(p.Now) {
 			var templ_7745c5c3_Var47 string
-			templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(Duration(o.ExpireAt.Sub(p.Now)))
+			templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(CountdownText(o.ExpireAt.Sub(p.Now)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/holds.templ`, Line: 93, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/holds.templ`, Line: 93, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var47))
 			if templ_7745c5c3_Err != nil {

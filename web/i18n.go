@@ -542,6 +542,18 @@ var catalog = map[string]entry{
 	"reconcile.result.skipped":    {"left alone", "未处理"},
 	"reconcile.result.gone":       {"no longer there", "已不存在"},
 
+	"reconcile.check.expired_pending":   {"expired holds", "过期未取消的锁座"},
+	"reconcile.check.paid_not_sold":     {"paid seats not sold", "已支付但未售出的座位"},
+	"reconcile.check.orphan_order_seat": {"orphan seat rows", "孤立的座位记录"},
+	"reconcile.check.stale_redis_lock":  {"stale seat locks", "过期的座位锁"},
+	"reconcile.check.limit_drift":       {"purchase counters", "限购计数"},
+	"reconcile.check.open_discrepancy":  {"open discrepancies", "未处理的支付异常"},
+	"reconcile.check.refunded_sold":     {"refunded seats still sold", "已退款仍为售出的座位"},
+	"reconcile.check.block_drift":       {"seat blocks", "座位封锁"},
+	"actor.system":                      {"system", "系统"},
+	"actor.sweep":                       {"expiry sweep", "超时清扫"},
+	"actor.reconcile":                   {"reconcile", "对账"},
+
 	"reconcile.action.release_sold": {"free the refunded seats", "释放已退款座位"},
 	"reconcile.action.block":        {"block the seats again", "重新封锁座位"},
 	"reconcile.action.unblock":      {"unblock the seats", "解除座位封锁"},

@@ -6,6 +6,7 @@ package web
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"seatflow/core"
@@ -92,15 +93,42 @@ func Money(cents int64) string {
 // EpochMS is t as epoch milliseconds, the format of data-expire attributes.
 func EpochMS(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
-// Duration shows a delay the way the delay levels are written: 1s, 5m, 1h30m.
-func Duration(d time.Duration) string {
+// Duration shows d in the page's language, to the second (to the
+// millisecond below one): "2 h", "21 min 18 s"; "2 小时", "21 分 18 秒".
+// Zero units are left out.
+func (p Page) Duration(d time.Duration) string {
+	units := durationUnits[p.Lang == LangZH]
 	if d <= 0 {
-		return "0s"
+		return "0 " + units[2]
 	}
 	if d < time.Second {
-		return d.Round(time.Millisecond).String()
+		return fmt.Sprintf("%d %s", d.Round(time.Millisecond).Milliseconds(), units[3])
 	}
-	return d.Round(time.Second).String()
+	d = d.Round(time.Second)
+	var parts []string
+	for i, n := range []int64{int64(d / time.Hour), int64(d % time.Hour / time.Minute), int64(d % time.Minute / time.Second)} {
+		if n != 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, units[i]))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// CountdownText is the time left as console.js counts it down: m:ss, or
+// h:mm:ss from an hour.
+func CountdownText(d time.Duration) string {
+	s := int64(max(d, 0) / time.Second)
+	if h := s / 3600; h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, s%3600/60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// durationUnits are hours, minutes, seconds and milliseconds, in English
+// (false) and Chinese (true).
+var durationUnits = map[bool][4]string{
+	false: {"h", "min", "s", "ms"},
+	true:  {"小时", "分", "秒", "毫秒"},
 }
 
 // SignedDuration is d in milliseconds with its sign: "+3 ms", "-1.2 s".

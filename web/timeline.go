@@ -40,7 +40,7 @@ func detailFields() []detailField {
 		{"winner_status", "ev.winner_status", status},
 		{"current_hop", "ev.current_hop", plain},
 		{"reason", "ev.reason", reason},
-		{"actor", "ev.actor", plain},
+		{"actor", "ev.actor", actor},
 		{"note", "ev.note", plain},
 		{"seat_ids", "ev.seats", list},
 		{"released", "ev.released", plain},
@@ -50,10 +50,10 @@ func detailFields() []detailField {
 		{"reference", "ev.reference", plain},
 		{"amount_cents", "ev.amount", money},
 		{"order_amount_cents", "ev.order_amount", money},
-		{"order_status", "ev.order_status", plain},
-		{"status", "ev.status", plain},
-		{"kind", "ev.discrepancy_kind", plain},
-		{"check", "ev.check", plain},
+		{"order_status", "ev.order_status", status},
+		{"status", "ev.status", status},
+		{"kind", "ev.discrepancy_kind", discrepancyKind},
+		{"check", "ev.check", checkName},
 		{"expire_at", "ev.expire_at", timestamp},
 		{"user_id", "ev.user", plain},
 		{"show_id", "ev.show", plain},
@@ -113,9 +113,9 @@ func plain(_ Page, v any) string {
 	return fmt.Sprint(v)
 }
 
-func millis(_ Page, v any) string {
+func millis(p Page, v any) string {
 	if f, ok := v.(float64); ok {
-		return Duration(time.Duration(f) * time.Millisecond)
+		return p.Duration(time.Duration(f) * time.Millisecond)
 	}
 	return fmt.Sprint(v)
 }
@@ -152,6 +152,23 @@ func outcome(p Page, v any) string {
 func status(p Page, v any) string {
 	s := fmt.Sprint(v)
 	return TranslateOr(p.Lang, "status."+s, s)
+}
+
+func discrepancyKind(p Page, v any) string {
+	s := fmt.Sprint(v)
+	return TranslateOr(p.Lang, "disc.kind."+s, s)
+}
+
+func checkName(p Page, v any) string { return CheckName(p, fmt.Sprint(v)) }
+
+// CheckName is the translated name of a reconcile check.
+func CheckName(p Page, name string) string { return TranslateOr(p.Lang, "reconcile.check."+name, name) }
+
+// actor translates the engine's own actors (system, sweep, reconcile);
+// people (user:7, staff:ann) and payment providers stay as written.
+func actor(p Page, v any) string {
+	s := fmt.Sprint(v)
+	return TranslateOr(p.Lang, "actor."+s, s)
 }
 
 func reason(p Page, v any) string {

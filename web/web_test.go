@@ -145,23 +145,54 @@ func TestFormats(t *testing.T) {
 			t.Errorf("Money(%d) = %q, want %q", cents, got, want)
 		}
 	}
-	for d, want := range map[time.Duration]string{-time.Second: "0s", 1500 * time.Microsecond: "2ms",
-		90*time.Second + 400*time.Millisecond: "1m30s", 15 * time.Minute: "15m0s"} {
-		if got := Duration(d); got != want {
-			t.Errorf("Duration(%v) = %q, want %q", d, got, want)
+	for _, c := range []struct {
+		d      time.Duration
+		en, zh string
+	}{
+		{-time.Second, "0 s", "0 秒"},
+		{1500 * time.Microsecond, "2 ms", "2 毫秒"},
+		{90*time.Second + 400*time.Millisecond, "1 min 30 s", "1 分 30 秒"},
+		{15 * time.Minute, "15 min", "15 分"},
+		{2 * time.Hour, "2 h", "2 小时"},
+		{21*time.Minute + 18*time.Second, "21 min 18 s", "21 分 18 秒"},
+		{time.Hour + 5*time.Second, "1 h 5 s", "1 小时 5 秒"},
+	} {
+		if got := (Page{Lang: LangEN}).Duration(c.d); got != c.en {
+			t.Errorf("Duration(%v) = %q, want %q", c.d, got, c.en)
+		}
+		if got := (Page{Lang: LangZH}).Duration(c.d); got != c.zh {
+			t.Errorf("Chinese Duration(%v) = %q, want %q", c.d, got, c.zh)
+		}
+	}
+	for d, want := range map[time.Duration]string{-time.Second: "0:00", 61 * time.Second: "1:01", 2*time.Hour + 65*time.Second: "2:01:05"} {
+		if got := CountdownText(d); got != want {
+			t.Errorf("CountdownText(%v) = %q, want %q", d, got, want)
 		}
 	}
 	p := Page{Lang: LangZH}
 	ev := core.Event{Kind: core.EventTimeoutScheduled, Detail: map[string]any{"hop": 2.0, "level": 0.0,
 		"delay_ms": 300000.0, "zzz": "x"}}
 	facts := EventFacts(p, ev)
-	want := []Fact{{"跳数", "2"}, {"延迟级别", "精确定时"}, {"延迟", "5m0s"}, {"zzz", "x"}}
+	want := []Fact{{"跳数", "2"}, {"延迟级别", "精确定时"}, {"延迟", "5 分"}, {"zzz", "x"}}
 	if len(facts) != len(want) {
 		t.Fatalf("facts %v", facts)
 	}
 	for i := range want {
 		if facts[i] != want[i] {
 			t.Errorf("fact %d = %v, want %v", i, facts[i], want[i])
+		}
+	}
+	// Values the engine writes are words of the console's language too.
+	ev = core.Event{Kind: core.EventDiscrepancy, Detail: map[string]any{"actor": "system", "order_status": "paid",
+		"kind": "second_payment", "check": "limit_drift", "late_ms": 1278000.0}}
+	got := map[string]string{}
+	for _, f := range EventFacts(p, ev) {
+		got[f.Label] = f.Value
+	}
+	for label, value := range map[string]string{p.T("ev.actor"): "系统", p.T("ev.order_status"): "已支付",
+		p.T("ev.discrepancy_kind"): "重复支付", p.T("ev.check"): "限购计数", p.T("ev.late"): "21 分 18 秒"} {
+		if got[label] != value {
+			t.Errorf("%s = %q, want %q (facts %v)", label, got[label], value, got)
 		}
 	}
 }
