@@ -203,7 +203,7 @@ func TestConsoleAuditInChangeTxAuditInsertFault(t *testing.T) {
 				b := env.login(tc.role)
 				rows := func() []core.AuditEntry {
 					t.Helper()
-					all, err := env.db.AuditLog(ctx, 0, 1000)
+					all, err := env.db.AuditLog(ctx, store.AuditQuery{Limit: 1000})
 					if err != nil {
 						t.Fatal(err)
 					}

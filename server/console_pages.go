@@ -401,11 +401,17 @@ func (cn *console) auditLog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, err := cn.DB.AuditLog(c.Request().Context(), before, listPageSize+1)
+	f := web.AuditFilter{Staff: strings.TrimSpace(c.QueryParam("staff")), Action: strings.TrimSpace(c.QueryParam("action")),
+		Target: strings.TrimSpace(c.QueryParam("target"))}
+	if no := strings.TrimSpace(c.QueryParam("order")); no != "" {
+		f.Target = "order:" + no
+	}
+	entries, err := cn.DB.AuditLog(c.Request().Context(), store.AuditQuery{Staff: f.Staff, Action: f.Action,
+		Target: f.Target, Before: before, Limit: listPageSize + 1})
 	if err != nil {
 		return err
 	}
-	d := web.AuditData{Entries: entries}
+	d := web.AuditData{Entries: entries, Filter: f}
 	if len(entries) > listPageSize {
 		d.Entries = entries[:listPageSize]
 		d.Older = d.Entries[listPageSize-1].ID

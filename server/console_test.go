@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -796,6 +797,30 @@ func TestConsolePages(t *testing.T) {
 		older := b.do("GET", "/console/audit?before="+m[1], nil, nil).Body.String()
 		if !strings.Contains(older, "logged in") || strings.Contains(older, `>54<`) {
 			t.Errorf("older page does not continue where the first ended")
+		}
+
+		// Filtered by person and action, paged within the filter; the
+		// target of an order's entry links to the order.
+		o := env.place(77, "C-3")
+		if err := env.db.AddAudit(ctx, core.AuditEntry{At: time.Now(), Staff: "ann", Action: core.AuditExtendHold,
+			Target: "order:" + o.OrderNo, Detail: map[string]any{"minutes": 5, "outcome": "extended"}}); err != nil {
+			t.Fatal(err)
+		}
+		mine := b.do("GET", "/console/audit?staff=ann", nil, nil).Body.String()
+		if strings.Count(mine, "<tr>") != 2 || !strings.Contains(mine, `href="/console/orders/`+o.OrderNo+`"`) ||
+			!strings.Contains(mine, "<dd>extended</dd>") {
+			t.Errorf("audit filtered by ann: %d rows, want 1 with a link to the order and readable detail", strings.Count(mine, "<tr>")-1)
+		}
+		if byOrder := b.do("GET", "/console/audit?order="+o.OrderNo, nil, nil).Body.String(); strings.Count(byOrder, "<tr>") != 2 {
+			t.Errorf("audit filtered by order: %d rows, want 1", strings.Count(byOrder, "<tr>")-1)
+		}
+		fillers := b.do("GET", "/console/audit?action=filler&staff=filler", nil, nil).Body.String()
+		m = regexp.MustCompile(`href="/console/audit\?(action=filler&amp;before=\d+&amp;staff=filler)"`).FindStringSubmatch(fillers)
+		if m == nil || strings.Count(fillers, "<tr>") != listPageSize+1 || strings.Contains(fillers, "ann") {
+			t.Fatalf("filler filter: %d rows, older link %v", strings.Count(fillers, "<tr>")-1, m)
+		}
+		if rest := b.do("GET", "/console/audit?"+html.UnescapeString(m[1]), nil, nil).Body.String(); strings.Count(rest, "<tr>") != 6 {
+			t.Errorf("second page of the filler filter: %d rows, want 5", strings.Count(rest, "<tr>")-1)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -531,6 +532,58 @@ type ReconcileData struct {
 type AuditData struct {
 	Entries []core.AuditEntry
 	Older   int64 // the id to page from for older entries, 0 when there are none
+	Filter  AuditFilter
+}
+
+// AuditFilter is what the audit log is narrowed to ("" for any).
+type AuditFilter struct {
+	Staff, Action, Target string
+}
+
+// Query is the filter as URL parameters, for the pager's links.
+func (f AuditFilter) Query() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"staff": f.Staff, "action": f.Action, "target": f.Target} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+// AuditActions are the actions the filter offers: every action the
+// catalog names, sorted by their text in the page's language.
+func AuditActions(p Page) []string {
+	var out []string
+	for key := range catalog {
+		if a, ok := strings.CutPrefix(key, "audit.action."); ok {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(p.T("audit.action."+a), p.T("audit.action."+b)) })
+	return out
+}
+
+// AuditTargetURL is the console page of an audit entry's target ("" when
+// it has none): order:SF… → its order, show:3 → its seat map, and so on.
+func AuditTargetURL(target string) string {
+	kind, id, ok := strings.Cut(target, ":")
+	if !ok || id == "" {
+		return ""
+	}
+	switch kind {
+	case "order":
+		return URL("/orders/" + url.PathEscape(id))
+	case "show":
+		return URL("/shows/" + url.PathEscape(id))
+	case "discrepancy":
+		return URL("/discrepancies/" + url.PathEscape(id))
+	case "reconcile_run":
+		return URL("/reconcile/runs/" + url.PathEscape(id))
+	case "staff":
+		return URL("/audit?" + url.Values{"staff": {id}}.Encode())
+	}
+	return ""
 }
 
 // StaffData is the staff accounts page.

@@ -59,6 +59,22 @@ func detailFields() []detailField {
 		{"show_id", "ev.show", plain},
 		{"error", "ev.error", plain},
 		{"trace_id", "ev.trace", plain},
+		// Keys of staff actions' audit details.
+		{"minutes", "ev.minutes", plain},
+		{"role", "ev.role", role},
+		{"name", "ev.name", plain},
+		{"from", "ev.from", caseState},
+		{"to", "ev.to", caseState},
+		{"owner", "ev.owner", plain},
+		{"refund_id", "ev.refund_id", plain},
+		{"requested_by", "ev.requested_by", plain},
+		{"approved_by", "ev.approved_by", plain},
+		{"dry_run", "ev.dry_run", plain},
+		{"found", "ev.found", plain},
+		{"fixed", "ev.fixed", plain},
+		{"errors", "ev.errors", plain},
+		{"result", "ev.result", plain},
+		{"code", "ev.code", plain},
 	}
 }
 
@@ -169,6 +185,16 @@ func CheckName(p Page, name string) string { return TranslateOr(p.Lang, "reconci
 func actor(p Page, v any) string {
 	s := fmt.Sprint(v)
 	return TranslateOr(p.Lang, "actor."+s, s)
+}
+
+func role(p Page, v any) string {
+	s := fmt.Sprint(v)
+	return TranslateOr(p.Lang, "role."+s, s)
+}
+
+func caseState(p Page, v any) string {
+	s := fmt.Sprint(v)
+	return TranslateOr(p.Lang, "disc.tab."+s, s)
 }
 
 func reason(p Page, v any) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -52,20 +53,39 @@ type auditRow struct {
 	IP     string `db:"ip"`
 }
 
-// AuditLog returns up to limit entries, newest first, older than the entry
-// with id before (0: from the newest). Paging by id rather than OFFSET keeps
-// every page one index range, however long the log grows.
-func (db *DB) AuditLog(ctx context.Context, before int64, limit int) ([]core.AuditEntry, error) {
-	q := `SELECT id, at, staff, role, action, target, detail, ip FROM audit_log`
-	args := []any{}
-	if before > 0 {
-		q += ` WHERE id < ?`
-		args = append(args, before)
+// AuditQuery selects audit entries: by who, what and on what (each ""
+// for any), older than the entry with id Before (0: from the newest), at
+// most Limit of them.
+type AuditQuery struct {
+	Staff, Action, Target string
+	Before                int64
+	Limit                 int
+}
+
+// AuditLog returns the entries q selects, newest first. Paging by id rather
+// than OFFSET keeps every page one index range (idx_audit_*), however long
+// the log grows.
+func (db *DB) AuditLog(ctx context.Context, q AuditQuery) ([]core.AuditEntry, error) {
+	var where []string
+	var args []any
+	for _, f := range []struct{ col, v string }{{"staff", q.Staff}, {"action", q.Action}, {"target", q.Target}} {
+		if f.v != "" {
+			where = append(where, f.col+" = ?")
+			args = append(args, f.v)
+		}
 	}
-	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, limit)
+	if q.Before > 0 {
+		where = append(where, "id < ?")
+		args = append(args, q.Before)
+	}
+	sql := `SELECT id, at, staff, role, action, target, detail, ip FROM audit_log`
+	if len(where) > 0 {
+		sql += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	sql += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, q.Limit)
 	var rs []auditRow
-	if err := db.r.SelectContext(ctx, &rs, q, args...); err != nil {
+	if err := db.r.SelectContext(ctx, &rs, sql, args...); err != nil {
 		return nil, dbErr(err, "audit log")
 	}
 	out := make([]core.AuditEntry, len(rs))

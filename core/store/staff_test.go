@@ -94,7 +94,7 @@ func TestStaffSessionsAudit(t *testing.T) {
 		if err := db.AddAudit(ctx, core.AuditEntry{At: t0, Staff: "x", Action: core.AuditLoginFailed}); err != nil {
 			t.Fatal(err)
 		}
-		page, err := db.AuditLog(ctx, 0, 4)
+		page, err := db.AuditLog(ctx, AuditQuery{Limit: 4})
 		if err != nil || len(page) != 4 {
 			t.Fatalf("AuditLog = %d entries, %v", len(page), err)
 		}
@@ -102,7 +102,7 @@ func TestStaffSessionsAudit(t *testing.T) {
 			page[1].Detail["n"] != 4.0 || page[1].Role != core.RoleOps || !page[1].At.Equal(t0.Add(4*time.Second)) {
 			t.Errorf("newest entries %+v %+v", page[0], page[1])
 		}
-		rest, err := db.AuditLog(ctx, page[3].ID, 10)
+		rest, err := db.AuditLog(ctx, AuditQuery{Before: page[3].ID, Limit: 10})
 		if err != nil || len(rest) != 2 || rest[0].Target != "order:B" || rest[1].Target != "order:A" {
 			t.Errorf("older page = %+v, %v", rest, err)
 		}
