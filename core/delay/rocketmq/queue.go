@@ -65,10 +65,11 @@ type Queue struct {
 	closing  bool // Close started: no new handler calls, no Consume
 	consumer rmq.PushConsumer
 	dlq      rmq.PushConsumer // reads %DLQ%<group> when OnDeadLetter is set
+	inflight sync.WaitGroup // handler calls; Close waits so their re-arm Sends still work
+
 	// lastErrors keeps the error of each message's failed last attempt
 	// until its dead letter is read back from the DLQ topic.
 	lastErrors lastErrors
-	inflight sync.WaitGroup // handler calls; Close waits so their re-arm Sends still work
 }
 
 var _ core.DelayQueue = (*Queue)(nil)
