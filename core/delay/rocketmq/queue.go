@@ -64,7 +64,8 @@ type Queue struct {
 	mu       sync.Mutex
 	closing  bool // Close started: no new handler calls, no Consume
 	consumer rmq.PushConsumer
-	dlq      rmq.PushConsumer // reads %DLQ%<group> when OnDeadLetter is set
+	// dlq reads %DLQ%<group> when OnDeadLetter is set.
+	dlq      rmq.PushConsumer
 	inflight sync.WaitGroup // handler calls; Close waits so their re-arm Sends still work
 
 	// lastErrors keeps the error of each message's failed last attempt
