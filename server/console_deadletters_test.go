@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
 )
 
@@ -105,6 +106,9 @@ func TestConsoleDeadLetterRetryAuditInsertFault(t *testing.T) {
 		}
 		if rec := ops.post(retry, url.Values{}); rec.Code != http.StatusNotFound {
 			t.Errorf("second retry: %d, want 404", rec.Code)
+		}
+		if err := reconcile.CheckInvariants(ctx, st.DB, st.Seats, time.Now()); err != nil {
+			t.Error(err)
 		}
 	})
 }
