@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -18,8 +19,13 @@ const (
 	DeadLetterRocketMQ = "rocketmq"
 )
 
-// maxDeadLetterError bounds the stored error text (a panic's stack is long).
-const maxDeadLetterError = 2000
+// maxDeadLetterError bounds the stored error text (a panic's stack is
+// long); MaxDeadLetterPayload bounds a stored payload (a broker body that is
+// not a timeout message can be megabytes).
+const (
+	maxDeadLetterError   = 2000
+	MaxDeadLetterPayload = 16000
+)
 
 // AuditRetryDeadLetter is the audit action of a dead letter sent again.
 const AuditRetryDeadLetter = "dead_letter_retry"
@@ -46,7 +52,8 @@ type DeadLetter struct {
 func NewDeadLetter(source string, msg TimeoutMsg, attempts int, lastErr string, at time.Time) DeadLetter {
 	payload, _ := json.Marshal(msg) // a struct of strings, ints and a time: cannot fail
 	if len(lastErr) > maxDeadLetterError {
-		lastErr = lastErr[:maxDeadLetterError]
+		// Cut on a rune boundary: MySQL refuses invalid UTF-8.
+		lastErr = strings.ToValidUTF8(lastErr[:maxDeadLetterError], "")
 	}
 	return DeadLetter{Source: source, Msg: msg, Payload: string(payload), Attempts: attempts, LastError: lastErr, At: at}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,7 +89,7 @@ func (q *Queue) deadLetter(m *primitive.MessageExt) core.DeadLetter {
 	attempts := max(int(m.ReconsumeTimes), 1)
 	key := originID(m)
 	d := core.NewDeadLetter(core.DeadLetterRocketMQ, msg, attempts, q.lastErrors.take(key), at.UTC())
-	d.Payload, d.MsgKey = string(m.Body), key
+	d.Payload, d.MsgKey = strings.ToValidUTF8(string(m.Body[:min(len(m.Body), core.MaxDeadLetterPayload)]), "?"), key
 	return d
 }
 
