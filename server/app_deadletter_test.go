@@ -1,9 +1,11 @@
 package server
 
 import (
+	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,23 +13,53 @@ import (
 	"seatflow/core"
 	"seatflow/core/reconcile"
 	"seatflow/core/seats"
+	"seatflow/core/stacktest"
 	"seatflow/core/store"
 	"seatflow/core/testenv"
 )
 
-// TestAppOrderUpdateFaultMakesTheTimeoutADeadLetter wires the whole
-// embedded app with SEATFLOW_TIMEOUT_MAX_ATTEMPTS=2 and injects a fault
+// TestAppOrderUpdateFaultMakesTheTimeoutADeadLetter wires the whole app
+// (embedded: the DB queue; real: MariaDB, Redis, RocketMQ and its DLQ) with
+// a small SEATFLOW_TIMEOUT_MAX_ATTEMPTS and injects a fault
 // (a trigger refusing every update of one order) so that its timeout
-// handler always fails: after two attempts the timeout is a dead letter
+// handler always fails: after those attempts the timeout is a dead letter
 // and seatflow_timeout_dead_letters_total says 1, while another order's
 // timeout cancels it as usual. With the fault gone, retrying the dead
 // letter ends the hold by its timeout.
 func TestAppOrderUpdateFaultMakesTheTimeoutADeadLetter(t *testing.T) {
-	app, base, _ := startApp(t, map[string]string{
-		"SEATFLOW_HOLD_TTL":              "1s",
-		"SEATFLOW_TIMEOUT_MAX_ATTEMPTS":  "2",
-		"SEATFLOW_RECONCILE_SWEEP_EVERY": "1h", // only the timeout may end these holds
-	}, nil)
+	tests := []struct {
+		name     string
+		attempts int
+		env      func(t *testing.T) map[string]string
+		// trigger refuses every update of the order (%s: its number).
+		trigger string
+	}{
+		{"embedded", 2, func(*testing.T) map[string]string { return map[string]string{} },
+			`CREATE TRIGGER poison_order_fault BEFORE UPDATE ON order_info
+ WHEN OLD.order_no = '%s' BEGIN SELECT RAISE(ABORT, 'injected fault: order update refused'); END`},
+		// One attempt: a second would wait the broker's ~10 s retry back-off.
+		{"real", 1, func(t *testing.T) map[string]string {
+			suffix := rand.Text()[:8]
+			return map[string]string{
+				"SEATFLOW_DB":             stacktest.FreshMySQL(t, testenv.MySQL(t)),
+				"SEATFLOW_REDIS":          testenv.Redis(t),
+				"SEATFLOW_MQ":             testenv.RocketMQ(t),
+				"SEATFLOW_ROCKETMQ_TOPIC": "SF_POISON_" + suffix,
+				"SEATFLOW_ROCKETMQ_GROUP": "sf-poison-" + suffix,
+			}
+		}, `CREATE TRIGGER poison_order_fault BEFORE UPDATE ON order_info FOR EACH ROW
+ BEGIN IF OLD.order_no = '%s' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected fault: order update refused'; END IF; END`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { appPoisonTimeout(t, tt.attempts, tt.env(t), tt.trigger) })
+	}
+}
+
+func appPoisonTimeout(t *testing.T, attempts int, env map[string]string, trigger string) {
+	env["SEATFLOW_HOLD_TTL"] = "1s"
+	env["SEATFLOW_TIMEOUT_MAX_ATTEMPTS"] = strconv.Itoa(attempts)
+	env["SEATFLOW_RECONCILE_SWEEP_EVERY"] = "1h" // only the timeout may end these holds
+	app, base, _ := startApp(t, env, nil)
 	ctx := t.Context()
 	show, err := app.DB.CreateShow(ctx, core.Show{Name: "Poison", StartsAt: time.Now().Add(time.Hour)}, store.DemoSeats(1, 2, 1000))
 	if err != nil {
@@ -41,8 +73,7 @@ func TestAppOrderUpdateFaultMakesTheTimeoutADeadLetter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.DB.X().Exec(fmt.Sprintf(`CREATE TRIGGER poison_order_fault BEFORE UPDATE ON order_info
- WHEN OLD.order_no = '%s' BEGIN SELECT RAISE(ABORT, 'injected fault: order update refused'); END`, poison.OrderNo)); err != nil {
+	if _, err := app.DB.X().Exec(fmt.Sprintf(trigger, poison.OrderNo)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -55,9 +86,9 @@ func TestAppOrderUpdateFaultMakesTheTimeoutADeadLetter(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(letters) != 1 || letters[0].Msg.OrderNo != poison.OrderNo || letters[0].Attempts != 2 ||
+	if len(letters) != 1 || letters[0].Msg.OrderNo != poison.OrderNo || letters[0].Attempts != attempts ||
 		!strings.Contains(letters[0].LastError, "injected fault") {
-		t.Errorf("dead letters %+v, want one for %s after 2 attempts", letters, poison.OrderNo)
+		t.Errorf("dead letters %+v, want one for %s after %d attempts", letters, poison.OrderNo, attempts)
 	}
 	if err := testenv.Eventually(20*time.Second, func() error {
 		o, err := app.DB.Order(ctx, good.OrderNo)
