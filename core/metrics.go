@@ -23,6 +23,9 @@ type Metrics struct {
 	CancelLateness   *prometheus.HistogramVec
 	HoldsExtended    prometheus.Counter
 	Refunds          *prometheus.CounterVec // outcome: refunded|requested|rejected
+	// TimeoutDeadLetters counts timeout messages given up on after
+	// SEATFLOW_TIMEOUT_MAX_ATTEMPTS failures (moved to dead_letter).
+	TimeoutDeadLetters prometheus.Counter
 }
 
 // Expiry paths: which path cancelled an expired order, the label of
@@ -87,6 +90,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "seatflow_holds_extended_total", Help: "Pending holds whose expiry was pushed later."}),
 		Refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatflow_refunds_total", Help: "Refunds of paid orders, by outcome (refunded, requested for approval, rejected)."}, []string{"outcome"}),
+	}
+	m.TimeoutDeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "seatflow_timeout_dead_letters_total",
+		Help: "Timeout messages that failed every allowed attempt and became dead letters (listed in the console)."})
+	if reg != nil {
+		reg.MustRegister(m.TimeoutDeadLetters)
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,

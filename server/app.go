@@ -137,7 +137,10 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
 	}
 
-	if a.queue, err = openQueue(ctx, cfg, a.DB, logger); err != nil {
+	// The queues count their dead letters, so the metrics come first.
+	a.registry = prometheus.NewRegistry()
+	metrics := core.NewMetrics(a.registry)
+	if a.queue, err = openQueue(ctx, cfg, a.DB, logger, metrics.TimeoutDeadLetters); err != nil {
 		return nil, err
 	}
 
@@ -156,7 +159,6 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		relay = a.relay
 	}
 	a.hub = NewSeatHub(relay, logger)
-	a.registry = prometheus.NewRegistry()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		core.NewOverdueCollector(func(ctx context.Context) (int, error) { return a.DB.OverdueCount(ctx, time.Now()) }))
 	seatStore := seats.New(a.redis)
@@ -166,7 +168,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		Queue:    a.queue,
 		Clock:    a.clock,
 		Logger:   logger,
-		Metrics:  core.NewMetrics(a.registry),
+		Metrics:  metrics,
 		Notifier: a.hub,
 	})
 	if err != nil {
@@ -214,11 +216,13 @@ func (a *App) Engine() *core.Engine { return a.engine }
 // openQueue returns the DB-backed queue for "embedded", RocketMQ otherwise.
 // Its errors name the setting to fix. A failed New returns a typed nil,
 // which must not reach the core.DelayQueue that Close later calls.
-func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logger) (core.DelayQueue, error) {
+func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logger, deadLetters prometheus.Counter) (core.DelayQueue, error) {
 	if cfg.IsEmbeddedMQ() {
 		q, err := dbqueue.New(db.X(), string(db.Dialect()), dbqueue.Options{
-			Levels: cfg.Engine.Delay.Levels,
-			Logger: logger,
+			Levels:       cfg.Engine.Delay.Levels,
+			Logger:       logger,
+			MaxAttempts:  cfg.TimeoutMaxAttempts,
+			OnDeadLetter: func(core.DeadLetter) { deadLetters.Inc() },
 		})
 		if err != nil {
 			return nil, fmt.Errorf("SEATFLOW_MQ=%s: %w", Embedded, err)
@@ -232,6 +236,15 @@ func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logge
 	mqCfg.Cluster = cfg.RocketMQCluster
 	mqCfg.NoCreateTopics = !cfg.RocketMQCreateTopics
 	mqCfg.Topic, mqCfg.Group, mqCfg.Logger = cfg.RocketMQTopic, cfg.RocketMQGroup, logger
+	mqCfg.MaxAttempts = cfg.TimeoutMaxAttempts
+	// The broker's dead letters go to the same table as the DB queue's.
+	mqCfg.OnDeadLetter = func(ctx context.Context, d core.DeadLetter) error {
+		added, err := db.AddDeadLetter(ctx, d)
+		if added {
+			deadLetters.Inc()
+		}
+		return err
+	}
 	q, err := rocketmq.New(ctx, mqCfg)
 	switch {
 	case err == nil:

@@ -23,6 +23,10 @@ import (
 // in-process implementation.
 const Embedded = "embedded"
 
+// maxTimeoutAttempts bounds SEATFLOW_TIMEOUT_MAX_ATTEMPTS: past it a poison
+// message is retried for days before anyone hears of it.
+const maxTimeoutAttempts = 1000
+
 // minSecretLen keeps a typo like SEATFLOW_API_TOKEN=x from becoming a
 // guessable credential.
 const minSecretLen = 16
@@ -68,6 +72,9 @@ type Config struct {
 	// host's clock may be from the database's; beyond it serve refuses to
 	// start, and /readyz reports it while running.
 	MaxClockSkew time.Duration
+	// TimeoutMaxAttempts (SEATFLOW_TIMEOUT_MAX_ATTEMPTS, default 16): failed
+	// deliveries of a timeout message before it becomes a dead letter.
+	TimeoutMaxAttempts int
 	// Clock is the instance's clock; nil is the system clock (tests give
 	// one instance an offset through it).
 	Clock core.Clock
@@ -164,6 +171,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
+	c.TimeoutMaxAttempts = p.positiveInt("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", core.DefaultTimeoutMaxAttempts)
+	if c.TimeoutMaxAttempts > maxTimeoutAttempts {
+		p.fail("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", p.getenv("SEATFLOW_TIMEOUT_MAX_ATTEMPTS"),
+			fmt.Sprintf("want a whole number from 1 to %d", maxTimeoutAttempts))
+	}
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if p.err != nil {

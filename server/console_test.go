@@ -315,6 +315,9 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		{"POST", "/console/discrepancies/" + discID + "/move", core.ActDiscrepancies, url.Values{"to": {"refunded"}, "note": {"done"}}, 409},
 		{"GET", "/console/reconcile", core.ActReconcile, nil, 200},
 		{"POST", "/console/reconcile/run", core.ActReconcile, url.Values{}, 303},
+		{"GET", "/console/dead-letters", core.ActReconcile, nil, 200},
+		// No such dead letter: past the role check, the same for every allowed role.
+		{"POST", "/console/dead-letters/999999/retry", core.ActReconcile, url.Values{}, 404},
 		{"GET", "/console/audit", core.ActAudit, nil, 200},
 		{"GET", "/console/staff", core.ActStaff, nil, 200},
 		{"POST", "/console/staff", core.ActStaff, url.Values{"username": {"new-ops"}, "password": {"long enough pw"}, "role": {"ops"}}, 303},

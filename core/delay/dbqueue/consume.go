@@ -54,7 +54,8 @@ type consumer struct {
 // logged. Cancelling ctx stops claiming (like Close, without the waiting);
 // Close must still be called. A handler's context carries ctx's values and
 // ends when the task's lease does. A handler error retries the task after
-// 1s, 2s, 4s ... (at most 60s); a handler panic counts as an error.
+// 1s, 2s, 4s ... (at most 60s); a handler panic counts as an error. The
+// MaxAttempts-th failure moves the task to dead_letter instead.
 func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
 	if h == nil {
 		return errors.New("dbqueue: consume: handler is nil")
@@ -229,6 +230,10 @@ func (c *consumer) deliver(t task) {
 		}
 		return
 	}
+	if t.row.Attempts+1 >= c.q.opts.MaxAttempts {
+		c.bury(t.row, err)
+		return
+	}
 	wait := backoff(t.row.Attempts)
 	c.log.Warn("dbqueue: handler failed; will retry", "order_no", msg.OrderNo, "hop", msg.Hop,
 		"attempts", t.row.Attempts+1, "retry_in", wait, "err", err)
@@ -237,6 +242,30 @@ func (c *consumer) deliver(t task) {
 	if err := c.q.reschedule(sctx, t.row.ID, ceilMilli(c.q.opts.Clock.Now().Add(wait))); err != nil {
 		c.log.Error("dbqueue: reschedule failed; the task is retried when its lease ends",
 			"order_no", msg.OrderNo, "hop", msg.Hop, "err", err)
+	}
+}
+
+// bury moves a task that failed its last allowed attempt to dead_letter.
+// If the move fails the task stays claimed: its lease ends, it is delivered
+// again and, failing again, buried then.
+func (c *consumer) bury(row taskRow, handlerErr error) {
+	msg := row.msg()
+	d := core.NewDeadLetter(core.DeadLetterDBQueue, msg, row.Attempts+1, handlerErr.Error(), c.q.opts.Clock.Now())
+	ctx, cancel := context.WithTimeout(c.base, stmtTimeout)
+	defer cancel()
+	moved, err := c.q.bury(ctx, row.ID, d)
+	if err != nil {
+		c.log.Error("dbqueue: moving a failed task to dead_letter failed; it is retried when its lease ends",
+			"order_no", msg.OrderNo, "hop", msg.Hop, "attempts", d.Attempts, "err", err)
+		return
+	}
+	if !moved { // the lease ran out and another owner has it now
+		return
+	}
+	c.log.Error("dbqueue: task failed every attempt; moved to dead_letter", "order_no", msg.OrderNo,
+		"hop", msg.Hop, "attempts", d.Attempts, "err", handlerErr)
+	if c.q.opts.OnDeadLetter != nil {
+		c.q.opts.OnDeadLetter(d)
 	}
 }
 

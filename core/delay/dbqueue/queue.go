@@ -67,6 +67,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Clock stamps due and lease times. Default core.SystemClock.
 	Clock core.Clock
+	// MaxAttempts is how many failed deliveries make a task a dead letter
+	// (moved to dead_letter, never retried on its own). Default
+	// core.DefaultTimeoutMaxAttempts.
+	MaxAttempts int
+	// OnDeadLetter, if set, hears of each task moved to dead_letter, after
+	// the move committed (the dead-letter metric).
+	OnDeadLetter func(core.DeadLetter)
 }
 
 // Queue implements core.DelayQueue on the delay_task table.
@@ -110,9 +117,9 @@ func New(db *sqlx.DB, dialect string, opts Options) (*Queue, error) {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.Poll < 0 || o.Lease < 0 || o.Batch < 0 || o.Workers < 0 {
-		return o, fmt.Errorf("options: Poll %v, Lease %v, Batch %d, Workers %d: none may be negative",
-			o.Poll, o.Lease, o.Batch, o.Workers)
+	if o.Poll < 0 || o.Lease < 0 || o.Batch < 0 || o.Workers < 0 || o.MaxAttempts < 0 {
+		return o, fmt.Errorf("options: Poll %v, Lease %v, Batch %d, Workers %d, MaxAttempts %d: none may be negative",
+			o.Poll, o.Lease, o.Batch, o.Workers, o.MaxAttempts)
 	}
 	for i, d := range o.Levels {
 		if d <= 0 {
@@ -143,6 +150,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Workers == 0 {
 		o.Workers = 8
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = core.DefaultTimeoutMaxAttempts
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

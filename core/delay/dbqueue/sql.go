@@ -144,3 +144,32 @@ func (q *Queue) reschedule(ctx context.Context, id, due int64) error {
 		WHERE id = ? AND claimed_by = ?`, due, id, q.opts.Owner)
 	return err
 }
+
+// bury deletes task id, still claimed by this queue, and stores d in
+// dead_letter, in one transaction: the task is never both retried and
+// dead, nor lost between the two. False when another owner has the task.
+func (q *Queue) bury(ctx context.Context, id int64, d core.DeadLetter) (bool, error) {
+	tx, err := q.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("bury: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	res, err := tx.ExecContext(ctx, `DELETE FROM delay_task WHERE id = ? AND claimed_by = ?`, id, q.opts.Owner)
+	if err != nil {
+		return false, fmt.Errorf("bury: delete task: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO dead_letter
+ (msg_key, source, order_no, hop, trace_id, payload, attempts, last_error, created_at)
+ VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.Source, d.Msg.OrderNo, d.Msg.Hop, d.Msg.TraceID, d.Payload, d.Attempts, d.LastError, d.At.UnixMilli())
+	if err != nil {
+		return false, fmt.Errorf("bury: insert dead letter: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("bury: commit: %w", err)
+	}
+	return true, nil
+}

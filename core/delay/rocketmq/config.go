@@ -1,9 +1,11 @@
 package rocketmq
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+
+	"seatflow/core"
 )
 
 // Defaults for the zero values of Config.
@@ -57,6 +61,15 @@ type Config struct {
 	// OnConsumed, if set, observes every handler call: how long it took and
 	// what it returned (for a consume-latency metric).
 	OnConsumed func(d time.Duration, err error)
+	// MaxAttempts is how many handler calls one message gets before the
+	// broker moves it to the group's dead-letter topic %DLQ%<Group> (the
+	// consumer's MaxReconsumeTimes is MaxAttempts-1). Default
+	// core.DefaultTimeoutMaxAttempts.
+	MaxAttempts int
+	// OnDeadLetter, if set, receives every message of %DLQ%<Group>, read by
+	// Consume through the group <Group>-dlq; an error redelivers it. It must
+	// be idempotent (DeadLetter.MsgKey names the message).
+	OnDeadLetter func(ctx context.Context, d core.DeadLetter) error
 }
 
 // ParseURL reads rocketmq://[accessKey:secretKey@]host:port[,host:port...]
@@ -137,6 +150,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.MaxAttempts < 0 || c.MaxAttempts > math.MaxInt32 {
+		return c, fmt.Errorf("rocketmq: MaxAttempts %d: want 1 or more", c.MaxAttempts)
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = core.DefaultTimeoutMaxAttempts
 	}
 	return c, nil
 }

@@ -69,6 +69,8 @@ func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromTimestamp),
 		consumer.WithConsumeTimestamp(consumeTimestamp(time.Now(), q.cfg.NewGroupLookback)),
 		consumer.WithConsumeMessageBatchMaxSize(1), // one ack per message
+		// The broker moves the message to %DLQ%<group> after this many retries.
+		consumer.WithMaxReconsumeTimes(int32(q.cfg.MaxAttempts - 1)),
 	}
 	if !q.cfg.Credentials.IsEmpty() {
 		copts = append(copts, consumer.WithCredentials(q.cfg.Credentials))
@@ -91,6 +93,11 @@ func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
 		return fmt.Errorf("rocketmq consumer %s start on %s: %w", q.cfg.Group, q.cfg.Topic, err)
 	}
 	q.consumer = c
+	if q.cfg.OnDeadLetter != nil {
+		if q.dlq, err = q.consumeDeadLetters(ctx, base); err != nil {
+			return err // Close shuts the main consumer down
+		}
+	}
 	return nil
 }
 
@@ -148,6 +155,13 @@ func (q *Queue) handle(base context.Context, h core.TimeoutHandler, m *primitive
 		q.cfg.OnConsumed(time.Since(start), err)
 	}
 	if err != nil {
+		if int(m.ReconsumeTimes) >= q.cfg.MaxAttempts-1 {
+			q.lastErrors.put(originID(m), err.Error())
+			q.log.Error("timeout handler failed its last attempt; the broker moves the message to the dead-letter topic",
+				"order_no", msg.OrderNo, "hop", msg.Hop, "trace_id", msg.TraceID, "attempts", m.ReconsumeTimes+1,
+				"topic", dlqTopicPrefix+q.cfg.Group, "err", err)
+			return false
+		}
 		q.log.Warn("timeout handler failed; message will be redelivered", "order_no", msg.OrderNo,
 			"hop", msg.Hop, "trace_id", msg.TraceID, "reconsume", m.ReconsumeTimes, "err", err)
 		return false

@@ -64,7 +64,13 @@ type Queue struct {
 	mu       sync.Mutex
 	closing  bool // Close started: no new handler calls, no Consume
 	consumer rmq.PushConsumer
+	// dlq reads %DLQ%<group> when OnDeadLetter is set.
+	dlq      rmq.PushConsumer
 	inflight sync.WaitGroup // handler calls; Close waits so their re-arm Sends still work
+
+	// lastErrors keeps the error of each message's failed last attempt
+	// until its dead letter is read back from the DLQ topic.
+	lastErrors lastErrors
 }
 
 var _ core.DelayQueue = (*Queue)(nil)
@@ -288,13 +294,18 @@ func (q *Queue) Close() error {
 		return nil
 	}
 	q.closing = true
-	c := q.consumer
+	c, dlq := q.consumer, q.dlq
 	q.mu.Unlock()
 
 	var errs []error
 	if c != nil {
 		if err := c.Shutdown(); err != nil {
 			errs = append(errs, fmt.Errorf("rocketmq consumer %s shutdown: %w", q.cfg.Group, err))
+		}
+	}
+	if dlq != nil {
+		if err := dlq.Shutdown(); err != nil {
+			errs = append(errs, fmt.Errorf("rocketmq consumer %s shutdown: %w", q.dlqGroup(), err))
 		}
 	}
 	q.inflight.Wait()

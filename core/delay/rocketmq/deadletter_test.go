@@ -1,0 +1,80 @@
+package rocketmq
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"seatflow/core"
+)
+
+// TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted injects a
+// handler fault for one order against the real broker: the consumer gives
+// it exactly MaxAttempts calls, the broker moves it to %DLQ%<group>, and
+// the queue reads it back from there (attempts, last error, payload) while
+// the other order is handled once. With 2 attempts the one retry waits the
+// broker's level-3 back-off (~10 s); the figure is printed.
+func TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted(t *testing.T) {
+	for _, maxAttempts := range []int{1, 2} {
+		t.Run(fmt.Sprintf("max attempts %d", maxAttempts), func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			cfg.MaxAttempts = maxAttempts
+			dead := make(chan core.DeadLetter, 4)
+			cfg.OnDeadLetter = func(_ context.Context, d core.DeadLetter) error {
+				dead <- d
+				return nil
+			}
+			q := newQueue(t, cfg)
+
+			poison, good := "POISON-"+rand.Text()[:8], "OK-"+rand.Text()[:8]
+			var poisonCalls, goodCalls atomic.Int32
+			var firstFail sync.Once
+			var failedAt time.Time
+			consume(t, q, func(_ context.Context, msg core.TimeoutMsg) error {
+				switch msg.OrderNo {
+				case poison:
+					poisonCalls.Add(1)
+					firstFail.Do(func() { failedAt = time.Now() })
+					return fmt.Errorf("injected fault: handler always fails for %s", poison)
+				case good:
+					goodCalls.Add(1)
+				}
+				return nil
+			})
+			send(t, q, core.TimeoutMsg{OrderNo: poison, Hop: 4, TraceID: "trace-" + poison}, 0, 0)
+			send(t, q, core.TimeoutMsg{OrderNo: good, Hop: 1}, 0, 0)
+
+			var d core.DeadLetter
+			select {
+			case d = <-dead:
+			case <-time.After(time.Duration(maxAttempts) * 30 * time.Second):
+				t.Fatalf("no dead letter read from the DLQ; poison handled %d times", poisonCalls.Load())
+			}
+			t.Logf("dead letter read %v after the first failure: %+v", time.Since(failedAt), d)
+			if d.Msg.OrderNo != poison || d.Msg.Hop != 4 || d.Msg.TraceID != "trace-"+poison || d.Source != core.DeadLetterRocketMQ ||
+				d.MsgKey == "" || !strings.Contains(d.Payload, poison) || d.Attempts < maxAttempts ||
+				!strings.Contains(d.LastError, "injected fault") {
+				t.Errorf("dead letter %+v", d)
+			}
+			if got := poisonCalls.Load(); got != int32(maxAttempts) {
+				t.Errorf("poison handler calls = %d, want MaxAttempts = %d", got, maxAttempts)
+			}
+			if got := goodCalls.Load(); got != 1 {
+				t.Errorf("other order handled %d times, want 1", got)
+			}
+			select {
+			case extra := <-dead:
+				t.Errorf("second dead letter %+v", extra)
+			default:
+			}
+		})
+	}
+}
