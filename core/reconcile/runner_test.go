@@ -63,8 +63,8 @@ func TestScheduler(t *testing.T) {
 	count := map[string]int{}
 	for _, r := range runs {
 		count[r.Trigger]++
-		if r.Trigger == reconcile.TriggerSweep && len(r.Checks) != 1 {
-			t.Errorf("a sweep ran %d checks, want expired_pending only", len(r.Checks))
+		if r.Trigger == reconcile.TriggerSweep && len(r.Checks) != 2 {
+			t.Errorf("a sweep ran %d checks, want expired_pending and unsent_timeout", len(r.Checks))
 		}
 	}
 	// A full run at start and after 300 and 600 ms; sweeps every 40 ms.
@@ -138,7 +138,7 @@ func TestRunsAreStored(t *testing.T) {
 		}
 		got := runs[1]
 		if got.Trigger != reconcile.TriggerCLI || !got.DryRun || got.Status != reconcile.StatusOK ||
-			!got.StartedAt.Equal(first.StartedAt) || got.FinishedAt.IsZero() || len(got.Checks) != 8 {
+			!got.StartedAt.Equal(first.StartedAt) || got.FinishedAt.IsZero() || len(got.Checks) != 9 {
 			t.Errorf("stored dry run = %+v", got)
 		}
 		c, ok := runs[0].Check(reconcile.CheckExpiredPending)
