@@ -301,3 +301,36 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	return 0
 }
+
+func TestFaultRearmSendFails(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		f, q := chainFixture(t, st, func(s core.Store) core.Store { return s })
+		o := f.place(t, 1, "A-1")
+		msg := q.since(0)[0]
+		f.clock.Advance(msg.DueAt.Sub(f.clock.Now()))
+		f.queue.failSend.Store(true) // the broker is down when the hop re-arms
+		if err := f.deliver(msg); err == nil {
+			t.Fatal("a re-arm whose send failed was acked")
+		}
+		got := f.order(t, o.OrderNo)
+		if got.TimeoutHop != msg.Hop+1 || got.TimeoutSend != core.HopSending || got.TimeoutResendAt.After(f.clock.Now()) {
+			t.Fatalf("after the failed send: hop %d state %d resend at %v; want hop %d open to resend now",
+				got.TimeoutHop, got.TimeoutSend, got.TimeoutResendAt, msg.Hop+1)
+		}
+		// The send was given up: the queue's next redelivery sends the hop
+		// at once, without waiting for a send lease.
+		f.queue.failSend.Store(false)
+		if err := f.deliver(msg); err != nil {
+			t.Fatalf("redelivery: %v", err)
+		}
+		if resent := q.since(1); len(resent) != 1 || resent[0].Hop != msg.Hop+1 {
+			t.Fatalf("resent %+v, want hop %d once", resent, msg.Hop+1)
+		}
+		late := f.runChain(t, o.OrderNo, q, 1)
+		if got := f.order(t, o.OrderNo); got.CancelReason != core.ReasonTimeout || late < 0 || late > core.DefaultSlack {
+			t.Errorf("order %s by %s %v after expiry, want cancelled by its timeout within %v", got.Status, got.CancelReason, late, core.DefaultSlack)
+		}
+		wantCounts(t, f.run(t), nil)
+		f.checkInvariants(t)
+	})
+}
