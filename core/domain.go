@@ -112,7 +112,11 @@ type Order struct {
 	PaidTxnID    string
 	TimeoutHop   int       // hop number of the latest timeout message sent
 	TimeoutDueAt time.Time // when that message is due
-	Customer     Customer  // zero when placed without one
+	// TimeoutSend and TimeoutResendAt: whether that message is known to be
+	// sent, and from when another delivery or the sweep may send it (chain.go).
+	TimeoutSend     HopState
+	TimeoutResendAt time.Time
+	Customer        Customer // zero when placed without one
 }
 
 // Event is one line of an order's timeline (order_event).
@@ -206,5 +210,6 @@ type TimeoutMsg struct {
 	OrderNo string    `json:"order_no"`
 	Hop     int       `json:"hop"`
 	DueAt   time.Time `json:"due_at"`
+	SentAt  time.Time `json:"sent_at,omitzero"` // tells a broker that ignored the delay (chain.go)
 	TraceID string    `json:"trace_id,omitempty"`
 }

@@ -306,7 +306,7 @@ func newOrderNo(now time.Time) string {
 // sendTimeout sends hop's message and records the outcome on the timeline.
 // It reports whether the message went out.
 func (e *Engine) sendTimeout(ctx context.Context, orderNo string, hop int, plan DelayPlan, now time.Time) bool {
-	msg := TimeoutMsg{OrderNo: orderNo, Hop: hop, DueAt: now.Add(plan.Delay), TraceID: TraceID(ctx)}
+	msg := TimeoutMsg{OrderNo: orderNo, Hop: hop, DueAt: now.Add(plan.Delay), SentAt: now, TraceID: TraceID(ctx)}
 	if err := e.queue.Send(ctx, msg, plan.Level, plan.Delay); err != nil {
 		e.metrics.TimeoutSendFail.Inc()
 		e.log.ErrorContext(ctx, "timeout message not sent; the expiry sweep will end the order",
@@ -336,6 +336,8 @@ const (
 	OutcomeIgnored   = "ignored"
 	OutcomeRearmed   = "rearmed"
 	OutcomeCancelled = "cancelled"
+	OutcomeResent    = "resent"   // sent a hop whose claimer never confirmed its send
+	OutcomeDeferred  = "deferred" // arrived early: the next hop waits until this one was due
 )
 
 // HandleTimeout decides what one delivered timeout message does. It is
@@ -393,28 +395,135 @@ func (e *Engine) HandleTimeout(ctx context.Context, msg TimeoutMsg) error {
 }
 
 // rearm sends the next hop of the chain. Only the delivery of the latest hop
-// may re-arm (ClaimTimeoutHop), so a duplicated message cannot fork the chain.
+// may re-arm (ClaimTimeoutHop), so a duplicated message cannot fork the
+// chain. The claim records the send as unconfirmed: if this process dies
+// before the send, the redelivery of msg or the sweep sends the hop.
 func (e *Engine) rearm(ctx context.Context, o Order, msg TimeoutMsg, now time.Time, fired func(string, map[string]any)) error {
+	if early, ok := e.cfg.Delay.deliveredEarly(msg, now); ok {
+		return e.deferEarly(ctx, o, msg, now, early, fired)
+	}
 	remaining := o.ExpireAt.Sub(now)
 	plan := e.cfg.Delay.Plan(remaining)
 	next := msg.Hop + 1
-	won, err := e.store.ClaimTimeoutHop(ctx, o.OrderNo, msg.Hop, next, now.Add(plan.Delay))
+	won, err := e.store.ClaimTimeoutHop(ctx, o.OrderNo, msg.Hop, next,
+		HopSend{DueAt: now.Add(plan.Delay), State: HopSending, ResendAt: now.Add(TimeoutSendLease)})
 	if err != nil {
 		return fmt.Errorf("timeout %s: claim hop %d: %w", o.OrderNo, next, err)
 	}
 	if !won {
-		fired(OutcomeIgnored, map[string]any{"reason": "stale hop", "current_hop": o.TimeoutHop})
-		return nil
+		return e.redelivered(ctx, o.OrderNo, msg, now, fired)
 	}
-	if !e.sendTimeout(ctx, o.OrderNo, next, plan, now) {
-		// Hand the hop back and ask for redelivery of this message, so the
-		// chain survives a short queue outage; the sweep covers a long one.
-		if _, err := e.store.ClaimTimeoutHop(ctx, o.OrderNo, next, msg.Hop, o.TimeoutDueAt); err != nil {
-			e.log.ErrorContext(ctx, "timeout: giving back hop after failed send", "order_no", o.OrderNo, "err", err)
-		}
-		return fmt.Errorf("timeout %s: re-arm hop %d not sent", o.OrderNo, next)
+	if err := e.sendHop(ctx, o.OrderNo, next, plan, now); err != nil {
+		return err
 	}
 	fired(OutcomeRearmed, map[string]any{"remaining_ms": remaining.Milliseconds(), "next_level": plan.Level})
+	return nil
+}
+
+// redelivered handles a message the chain has moved past: a duplicate, or
+// the redelivery of a message whose handler claimed the next hop and died
+// before sending it. Only the latter sends anything.
+func (e *Engine) redelivered(ctx context.Context, orderNo string, msg TimeoutMsg, now time.Time, fired func(string, map[string]any)) error {
+	o, err := e.store.Order(ctx, orderNo)
+	if err != nil {
+		return fmt.Errorf("timeout %s: reload order: %w", orderNo, err)
+	}
+	stale := map[string]any{"reason": "stale hop", "current_hop": o.TimeoutHop}
+	switch {
+	case o.Status != StatusPending || o.TimeoutHop != msg.Hop+1 || o.TimeoutSend == HopSent:
+		fired(OutcomeIgnored, stale)
+		return nil
+	case o.TimeoutSend == HopDeferred && now.Before(o.TimeoutResendAt):
+		fired(OutcomeIgnored, stale) // the sweep sends the deferred hop when it is due
+		return nil
+	case now.Before(o.TimeoutResendAt):
+		// Its claimer may still be sending: come back, and send the hop
+		// then if the claimer never confirmed it.
+		return fmt.Errorf("timeout %s: hop %d claimed at %s, its send not yet confirmed", orderNo, o.TimeoutHop,
+			o.TimeoutResendAt.Add(-TimeoutSendLease).Format(time.RFC3339Nano))
+	}
+	sent, err := e.resendHop(ctx, o, now)
+	if err != nil {
+		return err
+	}
+	if !sent {
+		fired(OutcomeIgnored, stale)
+		return nil
+	}
+	fired(OutcomeResent, map[string]any{"resent_hop": o.TimeoutHop})
+	return nil
+}
+
+// deferEarly claims the next hop for a message that arrived well before it
+// was due, and sends nothing now: a broker that ignores the delay (or a
+// level table that differs from the broker's) would otherwise bounce the
+// chain in a tight loop until expiry. The hop waits until the message was
+// due, and the sweep sends it then (ResendTimeout): one hop per order per
+// sweep at most, whatever the broker does.
+func (e *Engine) deferEarly(ctx context.Context, o Order, msg TimeoutMsg, now time.Time, early time.Duration, fired func(string, map[string]any)) error {
+	e.metrics.TimeoutEarly.Inc()
+	e.log.ErrorContext(ctx, "timeout message delivered before its due time: the broker ignores the delay, "+
+		"or its messageDelayLevel differs from SEATFLOW_DELAY_LEVELS; the next hop waits until it was due",
+		"order_no", o.OrderNo, "hop", msg.Hop, "early", early, "due_at", msg.DueAt)
+	next := msg.Hop + 1
+	won, err := e.store.ClaimTimeoutHop(ctx, o.OrderNo, msg.Hop, next,
+		HopSend{DueAt: msg.DueAt, State: HopDeferred, ResendAt: msg.DueAt})
+	if err != nil {
+		return fmt.Errorf("timeout %s: claim hop %d: %w", o.OrderNo, next, err)
+	}
+	if !won {
+		fired(OutcomeIgnored, map[string]any{"reason": "stale hop", "current_hop": o.TimeoutHop, "early_ms": early.Milliseconds()})
+		return nil
+	}
+	fired(OutcomeDeferred, map[string]any{"early_ms": early.Milliseconds(), "resend_at": msg.DueAt.Format(time.RFC3339Nano)})
+	return nil
+}
+
+// ResendTimeout sends the latest hop of a pending order whose send was
+// claimed and never confirmed (a crash between claim and send, a failed
+// send) or deferred (an early delivery), once its resend time has come. It
+// reports whether it sent the hop; the reconcile sweep calls it.
+func (e *Engine) ResendTimeout(ctx context.Context, orderNo string) (bool, error) {
+	o, err := e.store.Order(ctx, orderNo)
+	if err != nil {
+		return false, fmt.Errorf("resend timeout %s: %w", orderNo, err)
+	}
+	now := e.clock.Now()
+	if o.Status != StatusPending || o.TimeoutSend == HopSent || now.Before(o.TimeoutResendAt) {
+		return false, nil
+	}
+	return e.resendHop(ctx, o, now)
+}
+
+// resendHop takes over o's unconfirmed send of its latest hop and sends it
+// with the time now left; false when another resender took it first.
+func (e *Engine) resendHop(ctx context.Context, o Order, now time.Time) (bool, error) {
+	plan := e.cfg.Delay.Plan(o.ExpireAt.Sub(now))
+	won, err := e.store.ClaimTimeoutResend(ctx, o.OrderNo, o.TimeoutHop, now,
+		HopSend{DueAt: now.Add(plan.Delay), State: HopSending, ResendAt: now.Add(TimeoutSendLease)})
+	if err != nil {
+		return false, fmt.Errorf("timeout %s: claim resend of hop %d: %w", o.OrderNo, o.TimeoutHop, err)
+	}
+	if !won {
+		return false, nil
+	}
+	return true, e.sendHop(ctx, o.OrderNo, o.TimeoutHop, plan, now)
+}
+
+// sendHop sends a claimed hop and confirms it. A failed send gives the
+// claim up, so the redelivery this error asks for sends it at once.
+func (e *Engine) sendHop(ctx context.Context, orderNo string, hop int, plan DelayPlan, now time.Time) error {
+	if !e.sendTimeout(ctx, orderNo, hop, plan, now) {
+		if err := e.store.ReleaseTimeoutSend(ctx, orderNo, hop, now); err != nil {
+			e.log.ErrorContext(ctx, "timeout: giving up the send of a hop", "order_no", orderNo, "hop", hop, "err", err)
+		}
+		return fmt.Errorf("timeout %s: hop %d not sent", orderNo, hop)
+	}
+	if err := e.store.MarkTimeoutSent(ctx, orderNo, hop); err != nil {
+		// The message is out; unconfirmed, it may go out once more after
+		// the lease, and only one of the two can claim the hop after it.
+		e.log.WarnContext(ctx, "timeout: confirming a sent hop", "order_no", orderNo, "hop", hop, "err", err)
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ type Metrics struct {
 	OrdersEnded      *prometheus.CounterVec // status, reason
 	TimeoutFired     *prometheus.CounterVec // outcome: ignored|rearmed|cancelled
 	TimeoutSendFail  prometheus.Counter
+	TimeoutEarly     prometheus.Counter     // messages delivered well before their due time
 	RearmHops        *prometheus.CounterVec // level
 	Payments         *prometheus.CounterVec // result
 	Discrepancies    *prometheus.CounterVec // kind
@@ -73,6 +74,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "seatflow_timeout_messages_total", Help: "Timeout messages handled, by outcome."}, []string{"outcome"}),
 		TimeoutSendFail: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "seatflow_timeout_send_failures_total", Help: "Timeout messages that could not be sent (reconcile recovers the order)."}),
+		TimeoutEarly: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatflow_timeout_early_deliveries_total",
+			Help: "Timeout messages delivered well before their due time: the broker ignores the delay or its level table differs (a configuration error)."}),
 		RearmHops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatflow_timeout_hops_total", Help: "Timeout messages sent (the first at placement, then each re-arm), by delay level (0 = exact timer)."}, []string{"level"}),
 		Payments: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -99,7 +103,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
-			m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds)
+			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds)
 	}
 	return m
 }

@@ -29,10 +29,20 @@ type Store interface {
 	OrderNoByCode(ctx context.Context, code string) (string, error) // a normalized code; ErrOrderNotFound
 	Events(ctx context.Context, orderNo string) ([]Event, error)    // oldest first
 	AddEvent(ctx context.Context, ev Event) error                   // outside any transaction
-	// ClaimTimeoutHop moves order_info.timeout_hop from→to (and records the
-	// new message's due time) only while the order is pending and still at
-	// from: a duplicate delivery of an old hop then cannot start a second chain.
-	ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int, dueAt time.Time) (bool, error)
+	// ClaimTimeoutHop moves order_info.timeout_hop from→to and records the
+	// new message's send (due time, not yet sent) only while the order is
+	// pending and still at from: a duplicate delivery of an old hop then
+	// cannot start a second chain, and a crash before the send is seen.
+	ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int, send HopSend) (bool, error)
+	// ClaimTimeoutResend takes over the unsent send of hop, only while the
+	// order is pending at hop, the send is not confirmed and its
+	// resend_at is not after now: one of several resenders wins.
+	ClaimTimeoutResend(ctx context.Context, orderNo string, hop int, now time.Time, send HopSend) (bool, error)
+	// MarkTimeoutSent confirms the claimed send of hop.
+	MarkTimeoutSent(ctx context.Context, orderNo string, hop int) error
+	// ReleaseTimeoutSend gives up the claimed send of hop after a failed
+	// send: anyone may send it from now on.
+	ReleaseTimeoutSend(ctx context.Context, orderNo string, hop int, now time.Time) error
 	// TakenSeats is the DB's view of a show's seats: every order_seat row with
 	// its order's status (pending → locked, paid → sold).
 	TakenSeats(ctx context.Context, showID int64) ([]SeatHold, error)

@@ -12,6 +12,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
+	"seatflow/core/store"
 )
 
 // TestConsoleDeadLetterRetryAuditInsertFault: a timeout message that failed
@@ -81,7 +82,7 @@ func TestConsoleDeadLetterRetryAuditInsertFault(t *testing.T) {
 		if _, err := env.db.DeadLetter(ctx, id); err == nil {
 			t.Error("dead letter still listed after its retry")
 		}
-		entries, err := env.db.AuditLog(ctx, 0, 100)
+		entries, err := env.db.AuditLog(ctx, store.AuditQuery{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -355,6 +355,8 @@ var catalog = map[string]entry{
 	"ev.outcome.ignored":   {"ignored", "忽略"},
 	"ev.outcome.rearmed":   {"re-armed", "重新投递"},
 	"ev.outcome.cancelled": {"cancelled", "已取消"},
+	"ev.outcome.resent":    {"re-sent an unsent hop", "补发未发出的消息"},
+	"ev.outcome.deferred":  {"arrived early: next hop deferred", "提前到达：下一跳已推迟"},
 	"ev.remaining":         {"time left", "剩余时间"},
 	"ev.next_level":        {"next level", "下一级别"},
 	"ev.late":              {"late by", "延迟了"},
@@ -557,6 +559,7 @@ var catalog = map[string]entry{
 	"reconcile.action.release_sold": {"free the refunded seats", "释放已退款座位"},
 	"reconcile.action.block":        {"block the seats again", "重新封锁座位"},
 	"reconcile.action.unblock":      {"unblock the seats", "解除座位封锁"},
+	"reconcile.action.resend":       {"send the unsent timeout hop", "补发未发出的超时消息"},
 
 	"audit.title":  {"Audit log", "审计日志"},
 	"audit.at":     {"When", "时间"},

@@ -69,7 +69,8 @@ func TestCatalogComplete(t *testing.T) {
 		core.EventSeatSellFailed, core.EventRepaired} {
 		want = append(want, "ev.kind."+k)
 	}
-	for _, o := range []string{core.OutcomeIgnored, core.OutcomeRearmed, core.OutcomeCancelled} {
+	for _, o := range []string{core.OutcomeIgnored, core.OutcomeRearmed, core.OutcomeCancelled,
+		core.OutcomeResent, core.OutcomeDeferred} {
 		want = append(want, "ev.outcome."+o)
 	}
 	for _, r := range []string{core.ReasonTimeout, core.ReasonCustomer, core.ReasonStaff, core.ReasonReconcile, core.ReasonShowCancelled} {

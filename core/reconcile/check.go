@@ -22,6 +22,7 @@ const (
 	CheckOpenDiscrepancy = "open_discrepancy"
 	CheckRefundedSold    = "refunded_sold"
 	CheckBlockDrift      = "block_drift"
+	CheckUnsentTimeout   = "unsent_timeout"
 )
 
 // Actor is who reconcile's repairs are recorded as.
@@ -39,6 +40,7 @@ const (
 	ActionReleaseSold = "release_sold" // refunded order's seats still sold → freed
 	ActionBlock       = "block"        // seat_block row the seat store lost → blocked again
 	ActionUnblock     = "unblock"      // seat-store block with no seat_block row → unblocked
+	ActionResend      = "resend"       // timeout hop claimed but never sent → sent
 )
 
 // Check is one reconcile check: it finds one kind of anomaly and, unless

@@ -1,5 +1,5 @@
 // Package reconcile repairs what lost messages and crashes leave behind:
-// eight checks (one file each) that compare the DB (the truth) with the seat
+// nine checks (one file each) that compare the DB (the truth) with the seat
 // store and the clock, run on a schedule and on demand, one instance at a
 // time across a cluster (lease.go), every run recorded in reconcile_run.
 //
@@ -29,7 +29,7 @@ import (
 // Triggers: what started a run.
 const (
 	TriggerSchedule = "schedule" // the full run of the scheduler
-	TriggerSweep    = "sweep"    // the scheduler's fast expired_pending-only run
+	TriggerSweep    = "sweep"    // the scheduler's fast run: expired_pending, unsent_timeout
 	TriggerManual   = "manual"   // "run now" in the console or the API
 	TriggerCLI      = "cli"      // seatflow reconcile --once
 )
@@ -146,8 +146,8 @@ func New(d Deps, o Options) (*Reconciler, error) {
 		return nil, err
 	}
 	return &Reconciler{deps: d, opts: o, log: log.With("component", "reconcile"), metrics: m,
-		full:  []Check{ExpiredPending{}, PaidNotSold{}, OrphanOrderSeat{}, RefundedSold{}, StaleRedisLock{}, BlockDrift{}, LimitDrift{}, OpenDiscrepancy{}},
-		sweep: []Check{ExpiredPending{}},
+		full:  []Check{ExpiredPending{}, UnsentTimeout{}, PaidNotSold{}, OrphanOrderSeat{}, RefundedSold{}, StaleRedisLock{}, BlockDrift{}, LimitDrift{}, OpenDiscrepancy{}},
+		sweep: []Check{ExpiredPending{}, UnsentTimeout{}},
 	}, nil
 }
 
@@ -190,7 +190,7 @@ func (r Run) Check(name string) (CheckResult, bool) {
 }
 
 // RunOnce runs reconcile now, if no other run holds the lease (ErrBusy
-// otherwise). Trigger "sweep" runs expired_pending only; the others run
+// otherwise). Trigger "sweep" runs expired_pending and unsent_timeout; the others run
 // every check. With dryRun the checks find and report but change nothing.
 // The returned error is about the run as a whole (busy, lease, the run
 // record); failures of checks are in the Run and its Status.

@@ -79,8 +79,8 @@ func TestScheduler(t *testing.T) {
 		t.Errorf("the first run was a %s, want the full run at start", first.Trigger)
 	}
 	for _, r := range runs {
-		if r.Trigger == reconcile.TriggerSweep && len(r.Checks) != 1 {
-			t.Errorf("a sweep ran %d checks, want expired_pending only", len(r.Checks))
+		if r.Trigger == reconcile.TriggerSweep && len(r.Checks) != 2 {
+			t.Errorf("a sweep ran %d checks, want expired_pending and unsent_timeout", len(r.Checks))
 		}
 	}
 	if got, _ := st.DB.Order(context.Background(), o.OrderNo); got.Status != core.StatusCancelled {
@@ -146,7 +146,7 @@ func TestRunsAreStored(t *testing.T) {
 		}
 		got := runs[1]
 		if got.Trigger != reconcile.TriggerCLI || !got.DryRun || got.Status != reconcile.StatusOK ||
-			!got.StartedAt.Equal(first.StartedAt) || got.FinishedAt.IsZero() || len(got.Checks) != 8 {
+			!got.StartedAt.Equal(first.StartedAt) || got.FinishedAt.IsZero() || len(got.Checks) != 9 {
 			t.Errorf("stored dry run = %+v", got)
 		}
 		c, ok := runs[0].Check(reconcile.CheckExpiredPending)

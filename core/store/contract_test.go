@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,7 @@ func TestContract(t *testing.T) {
 		{"InsertPayment", testInsertPayment},
 		{"Events", testEvents},
 		{"ClaimTimeoutHop", testClaimTimeoutHop},
+		{"TimeoutSend", testTimeoutSend},
 		{"TakenSeats", testTakenSeats},
 		{"OrphanSeats", testOrphanSeats},
 		{"PendingOrders", testPendingOrders},
@@ -417,7 +419,8 @@ func testClaimTimeoutHop(t *testing.T, db *DB) {
 		{"missing", 0, 1, false},
 	}
 	for i, s := range steps {
-		got, err := db.ClaimTimeoutHop(ctx, s.order, s.from, s.to, due.Add(time.Duration(i)*time.Minute))
+		got, err := db.ClaimTimeoutHop(ctx, s.order, s.from, s.to,
+			core.HopSend{DueAt: due.Add(time.Duration(i) * time.Minute), State: core.HopSending, ResendAt: t0})
 		if err != nil || got != s.want {
 			t.Errorf("step %d %d->%d: %v %v, want %v", i, s.from, s.to, got, err, s.want)
 		}
@@ -429,8 +432,84 @@ func testClaimTimeoutHop(t *testing.T, db *DB) {
 	if _, err := transition(ctx, db, "O1", core.StatusCancelled, core.Transition{At: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := db.ClaimTimeoutHop(ctx, "O1", 2, 3, due); got || err != nil {
+	if got, err := db.ClaimTimeoutHop(ctx, "O1", 2, 3, core.HopSend{DueAt: due}); got || err != nil {
 		t.Errorf("claim on a closed order: %v %v, want false", got, err)
+	}
+}
+
+// testTimeoutSend walks a hop's send through claim, a resend race, the
+// confirmation, a failed send given up, and a deferral.
+func testTimeoutSend(t *testing.T, db *DB) {
+	ctx := context.Background()
+	show := mkShow(t, db, 1, 2)
+	mustPlace(t, db, pending("S1", show.ID, 1, t0, "A-1"))
+	mustPlace(t, db, pending("S2", show.ID, 2, t0, "A-2"))
+	lease := t0.Add(core.TimeoutSendLease)
+	unsent := func(at time.Time) []string {
+		t.Helper()
+		os, err := db.UnsentTimeouts(ctx, at, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range os {
+			out = append(out, fmt.Sprintf("%s@%d/%d", o.OrderNo, o.TimeoutHop, o.TimeoutSend))
+		}
+		return out
+	}
+	if got, err := db.ClaimTimeoutHop(ctx, "S1", 0, 1, core.HopSend{DueAt: t0.Add(time.Minute), State: core.HopSending, ResendAt: lease}); !got || err != nil {
+		t.Fatalf("claim: %v %v", got, err)
+	}
+	if got, err := db.ClaimTimeoutHop(ctx, "S2", 0, 1, core.HopSend{DueAt: t0.Add(time.Hour), State: core.HopDeferred, ResendAt: t0.Add(time.Hour)}); !got || err != nil {
+		t.Fatalf("claim deferred: %v %v", got, err)
+	}
+	if got := unsent(lease.Add(-time.Millisecond)); got != nil {
+		t.Errorf("unsent within the lease: %v, want none", got)
+	}
+	if got := unsent(t0.Add(time.Hour)); !slices.Equal(got, []string{"S1@1/1", "S2@1/2"}) {
+		t.Errorf("unsent after both resend times: %v", got)
+	}
+	steps := []struct {
+		name string
+		at   time.Time
+		hop  int
+		want bool
+	}{
+		{"within the claimer's lease", lease.Add(-time.Millisecond), 1, false},
+		{"at another hop", lease, 2, false},
+		{"lease over", lease, 1, true},
+		{"a second resender", lease, 1, false},
+	}
+	for _, s := range steps {
+		got, err := db.ClaimTimeoutResend(ctx, "S1", s.hop, s.at, core.HopSend{DueAt: s.at.Add(time.Minute),
+			State: core.HopSending, ResendAt: s.at.Add(core.TimeoutSendLease)})
+		if err != nil || got != s.want {
+			t.Errorf("resend %s: %v %v, want %v", s.name, got, err, s.want)
+		}
+	}
+	if err := db.ReleaseTimeoutSend(ctx, "S1", 1, lease); err != nil {
+		t.Fatal(err)
+	}
+	if got := unsent(lease); !slices.Equal(got, []string{"S1@1/1"}) {
+		t.Errorf("unsent after a failed send was given up: %v", got)
+	}
+	if err := db.MarkTimeoutSent(ctx, "S1", 1); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := db.Order(ctx, "S1"); o.TimeoutSend != core.HopSent || !o.TimeoutDueAt.Equal(lease.Add(time.Minute)) {
+		t.Errorf("after confirm: send %v due %v", o.TimeoutSend, o.TimeoutDueAt)
+	}
+	if err := db.MarkTimeoutSent(ctx, "S2", 1); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := db.Order(ctx, "S2"); o.TimeoutSend != core.HopDeferred || !o.TimeoutResendAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("a deferred hop confirmed without a send: send %v resend %v", o.TimeoutSend, o.TimeoutResendAt)
+	}
+	if _, err := transition(ctx, db, "S2", core.StatusCancelled, core.Transition{At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := unsent(t0.Add(2 * time.Hour)); got != nil {
+		t.Errorf("unsent after the deferred order ended: %v, want none", got)
 	}
 }
 

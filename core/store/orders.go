@@ -16,7 +16,7 @@ import (
 // orderCols is the column list every order read selects into orderRow.
 const orderCols = `order_no, show_id, user_id, status, amount_cents, seat_ids, created_at, expire_at,
  closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,
- code, customer_name, customer_email, customer_phone`
+ timeout_send, timeout_resend_at, code, customer_name, customer_email, customer_phone`
 
 type orderRow struct {
 	OrderNo      string `db:"order_no"`
@@ -33,6 +33,8 @@ type orderRow struct {
 	PaidTxnID    string `db:"paid_txn_id"`
 	TimeoutHop   int    `db:"timeout_hop"`
 	TimeoutDueAt int64  `db:"timeout_due_at"`
+	TimeoutSend  int    `db:"timeout_send"`
+	ResendAt     int64  `db:"timeout_resend_at"`
 	Code         string `db:"code"`
 	Name         string `db:"customer_name"`
 	Email        string `db:"customer_email"`
@@ -41,21 +43,23 @@ type orderRow struct {
 
 func (r orderRow) order() core.Order {
 	o := core.Order{
-		OrderNo:      r.OrderNo,
-		ShowID:       r.ShowID,
-		UserID:       r.UserID,
-		Status:       core.OrderStatus(r.Status),
-		AmountCents:  r.AmountCents,
-		CreatedAt:    fromMS(r.CreatedAt),
-		ExpireAt:     fromMS(r.ExpireAt),
-		ClosedAt:     fromMS(r.ClosedAt),
-		CancelReason: r.CancelReason,
-		CancelActor:  r.CancelActor,
-		PaidTxnID:    r.PaidTxnID,
-		TimeoutHop:   r.TimeoutHop,
-		TimeoutDueAt: fromMS(r.TimeoutDueAt),
-		Code:         r.Code,
-		Customer:     core.Customer{Name: r.Name, Email: r.Email, Phone: r.Phone},
+		OrderNo:         r.OrderNo,
+		ShowID:          r.ShowID,
+		UserID:          r.UserID,
+		Status:          core.OrderStatus(r.Status),
+		AmountCents:     r.AmountCents,
+		CreatedAt:       fromMS(r.CreatedAt),
+		ExpireAt:        fromMS(r.ExpireAt),
+		ClosedAt:        fromMS(r.ClosedAt),
+		CancelReason:    r.CancelReason,
+		CancelActor:     r.CancelActor,
+		PaidTxnID:       r.PaidTxnID,
+		TimeoutHop:      r.TimeoutHop,
+		TimeoutDueAt:    fromMS(r.TimeoutDueAt),
+		TimeoutSend:     core.HopState(r.TimeoutSend),
+		TimeoutResendAt: fromMS(r.ResendAt),
+		Code:            r.Code,
+		Customer:        core.Customer{Name: r.Name, Email: r.Email, Phone: r.Phone},
 	}
 	if r.SeatIDs != "" {
 		o.SeatIDs = strings.Split(r.SeatIDs, ",")
@@ -169,16 +173,64 @@ func (t *tx) TransitionPending(ctx context.Context, orderNo string, to core.Orde
 }
 
 // ClaimTimeoutHop moves timeout_hop from→to while the order is pending and
-// still at from. Call it outside any InTx callback (on SQLite it needs the
-// writer connection a transaction would be holding).
-func (db *DB) ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int, dueAt time.Time) (bool, error) {
-	res, err := db.w.ExecContext(ctx,
-		`UPDATE order_info SET timeout_hop=?, timeout_due_at=? WHERE order_no=? AND status=0 AND timeout_hop=?`,
-		to, ms(dueAt), orderNo, from)
+// still at from, and records the new hop's send as unconfirmed in the same
+// update. Call it and the other timeout-send writes outside any InTx
+// callback (on SQLite they need the writer connection a transaction would
+// be holding).
+func (db *DB) ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int, send core.HopSend) (bool, error) {
+	res, err := db.w.ExecContext(ctx, `UPDATE order_info SET timeout_hop=?, timeout_due_at=?, timeout_send=?, timeout_resend_at=?
+ WHERE order_no=? AND status=0 AND timeout_hop=?`,
+		to, ms(send.DueAt), int(send.State), ms(send.ResendAt), orderNo, from)
 	if err != nil {
 		return false, dbErr(err, "claim timeout hop %s %d->%d", orderNo, from, to)
 	}
 	return oneRow(res, "claim timeout hop "+orderNo)
+}
+
+// ClaimTimeoutResend takes over hop's unconfirmed send once its resend time
+// has come; of several resenders, one matches.
+func (db *DB) ClaimTimeoutResend(ctx context.Context, orderNo string, hop int, now time.Time, send core.HopSend) (bool, error) {
+	res, err := db.w.ExecContext(ctx, `UPDATE order_info SET timeout_due_at=?, timeout_send=?, timeout_resend_at=?
+ WHERE order_no=? AND status=0 AND timeout_hop=? AND timeout_send<>0 AND timeout_resend_at<=?`,
+		ms(send.DueAt), int(send.State), ms(send.ResendAt), orderNo, hop, ms(now))
+	if err != nil {
+		return false, dbErr(err, "claim timeout resend %s hop %d", orderNo, hop)
+	}
+	return oneRow(res, "claim timeout resend "+orderNo)
+}
+
+// MarkTimeoutSent confirms hop's claimed send.
+func (db *DB) MarkTimeoutSent(ctx context.Context, orderNo string, hop int) error {
+	_, err := db.w.ExecContext(ctx, `UPDATE order_info SET timeout_send=0 WHERE order_no=? AND timeout_hop=? AND timeout_send=1`,
+		orderNo, hop)
+	if err != nil {
+		return dbErr(err, "mark timeout hop %s %d sent", orderNo, hop)
+	}
+	return nil
+}
+
+// ReleaseTimeoutSend makes hop's failed send anyone's to retry from now.
+func (db *DB) ReleaseTimeoutSend(ctx context.Context, orderNo string, hop int, now time.Time) error {
+	_, err := db.w.ExecContext(ctx, `UPDATE order_info SET timeout_resend_at=? WHERE order_no=? AND timeout_hop=? AND timeout_send=1`,
+		ms(now), orderNo, hop)
+	if err != nil {
+		return dbErr(err, "release timeout hop %s %d", orderNo, hop)
+	}
+	return nil
+}
+
+// UnsentTimeouts lists pending orders whose latest hop is not known to be
+// sent and may be resent at now, oldest resend time first: a range of
+// idx_timeout_send, which holds almost no pending rows with a send open.
+func (db *DB) UnsentTimeouts(ctx context.Context, now time.Time, limit int) ([]core.Order, error) {
+	var rs []orderRow
+	err := db.r.SelectContext(ctx, &rs, `SELECT `+orderCols+` FROM order_info
+ WHERE timeout_send IN (1, 2) AND status=0 AND timeout_resend_at<=? ORDER BY timeout_resend_at, order_no LIMIT ?`,
+		ms(now), limit)
+	if err != nil {
+		return nil, dbErr(err, "unsent timeouts")
+	}
+	return orderRows(rs), nil
 }
 
 // oneRow reports whether a conditional statement matched exactly one row.
