@@ -298,7 +298,7 @@ func TestSeatStreamOutlivesWriteTimeout(t *testing.T) {
 			if !ok {
 				t.Fatal("the seat stream was cut (write deadline?) before the change arrived")
 			}
-			if strings.Contains(l, `id="seat-B-2" class="seat locked"`) {
+			if strings.Contains(l, `id="seat-B-2" class="locked"`) {
 				return
 			}
 		case <-ctx.Done():

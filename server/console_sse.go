@@ -66,7 +66,7 @@ func (cn *console) seatEvents(c echo.Context) error {
 			if !ok {
 				return nil
 			}
-			if err := writeSSE(ctx, w, seatButtons(p, ch)); err != nil {
+			if err := writeSSE(ctx, w, seatButtons(ch)); err != nil {
 				return streamErr(ctx, err)
 			}
 		case <-keepAlive.C:
@@ -89,11 +89,11 @@ func streamErr(ctx context.Context, err error) error {
 }
 
 // seatButtons renders one change: the new button of every seat it names.
-func seatButtons(p web.Page, ch SeatChange) templ.Component {
+func seatButtons(ch SeatChange) templ.Component {
 	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		for _, seatID := range ch.SeatIDs {
 			s := core.SeatView{Seat: core.Seat{ShowID: ch.ShowID, SeatID: seatID}, State: ch.State, OrderNo: ch.OrderNo}
-			if err := web.Seat(p, s, true).Render(ctx, w); err != nil {
+			if err := web.Seat(s, true).Render(ctx, w); err != nil {
 				return err
 			}
 		}

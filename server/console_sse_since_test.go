@@ -66,12 +66,12 @@ func TestSeatEventsSince(t *testing.T) {
 				t.Fatalf("first event is the grid: %v, want %v: %.300s", got, tc.wantGrid, first)
 			}
 			if tc.wantGrid {
-				if tc.changeLate && !strings.Contains(first, `id="seat-B-1" class="seat locked"`) {
+				if tc.changeLate && !strings.Contains(first, `id="seat-B-1" class="locked"`) {
 					t.Errorf("the grid lacks the change made after the page: %.300s", first)
 				}
 				first = next()
 			}
-			if !strings.Contains(first, `id="seat-C-1" class="seat locked"`) {
+			if !strings.Contains(first, `id="seat-C-1" class="locked"`) {
 				t.Errorf("event after the stream opened: %.300s", first)
 			}
 		})

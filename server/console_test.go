@@ -683,8 +683,8 @@ func TestConsolePages(t *testing.T) {
 			[]string{"Seats sold", "Paid"}, []string{`id="cancel-form"`}},
 		{"unknown order", "/console/orders/SFNOPE", 404, []string{"Not found"}, nil},
 		{"seat map", "/console/shows/" + fmt.Sprint(env.show.ID), 200,
-			[]string{`sse-connect="/console/shows/`, `id="seat-A-1" class="seat locked"`, `id="seat-B-1" class="seat sold"`,
-				`id="seat-C-4" class="seat available"`}, nil},
+			[]string{`sse-connect="/console/shows/`, `id="seat-A-1" class="locked"`, `id="seat-B-1" class="sold"`,
+				`id="seat-C-4" class="available"`}, nil},
 		{"unknown show", "/console/shows/999999", 404, nil, nil},
 		{"seat panel", "/console/shows/" + fmt.Sprint(env.show.ID) + "/seats/A-1", 200,
 			[]string{orders[0].OrderNo, `id="cancel-form"`}, []string{"<html"}},
@@ -905,17 +905,17 @@ func TestSeatEventsStream(t *testing.T) {
 	}
 	first := next()
 	if !strings.HasPrefix(first, "event: seats\ndata: ") || !strings.Contains(first, `id="seat-grid"`) ||
-		!strings.Contains(first, `hx-swap-oob="true"`) || strings.Count(first, `class="seat available"`) != 12 {
+		!strings.Contains(first, `hx-swap-oob="true"`) || strings.Count(first, `class="available"`) != 12 {
 		t.Fatalf("first event is not the grid: %.400s", first)
 	}
 	o := env.place(5, "A-3")
 	ev := next()
-	if !strings.Contains(ev, `id="seat-A-3" class="seat locked"`) || !strings.Contains(ev, `data-order="`+o.OrderNo+`"`) ||
+	if !strings.Contains(ev, `id="seat-A-3" class="locked"`) || !strings.Contains(ev, `data-order="`+o.OrderNo+`"`) ||
 		!strings.Contains(ev, `hx-swap-oob="true"`) || strings.Contains(ev, "seat-grid") {
 		t.Fatalf("place: event %q", ev)
 	}
 	env.pay(o)
-	if ev := next(); !strings.Contains(ev, `id="seat-A-3" class="seat sold"`) {
+	if ev := next(); !strings.Contains(ev, `id="seat-A-3" class="sold"`) {
 		t.Fatalf("pay: event %q", ev)
 	}
 	env.hub.Close()

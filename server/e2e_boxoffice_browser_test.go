@@ -165,7 +165,7 @@ func TestSeatMap20000InBrowser(t *testing.T) {
 		ops.do("open the 20,000-seat map", chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, showID)))
 		ops.waitJS("the grid's first frame", `window.__gridFrameAt !== undefined`)
 		atGrid := mainThreadTimes(ops) // Chromium counts them afresh for each document
-		if n := evalIn[int](ops, "count the seats", `document.querySelectorAll('#seat-grid button.seat').length`); n != rows*perRow {
+		if n := evalIn[int](ops, "count the seats", `document.querySelectorAll('#seat-grid .seat-row button').length`); n != rows*perRow {
 			t.Fatalf("%d seat buttons rendered, want %d", n, rows*perRow)
 		}
 		ops.waitJS("the seat stream open", `window.__streamOpenAt !== undefined`)
@@ -216,6 +216,27 @@ func TestSeatMap20000InBrowser(t *testing.T) {
 	ops.waitJS("a seat scrolled into view drawn", fmt.Sprintf(
 		`document.getElementById(%q).checkVisibility({contentVisibilityAuto: true})`, far))
 	viewportShot(ops, "boxoffice-01-seat-map-20000-scrolled")
+
+	// A row wider than the map starts at the map's left edge (issue 15: a
+	// centred row put its first seats left of the scroll area): seat A-1
+	// of a 100-column plan is inside the map, on top at its centre, and a
+	// click on it opens its panel. Focused, it names its state.
+	wide := bb.createGridShow("Wide hall", 2, 100)
+	ops.do("open the 100-column map", chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, wide)),
+		chromedp.WaitVisible(chromedp.ID("seat-A-1")))
+	if where := evalIn[string](ops, "where seat A-1 is", `(() => {
+		const s = document.getElementById('seat-A-1').getBoundingClientRect(), m = document.querySelector('.seatmap').getBoundingClientRect();
+		const top = document.elementFromPoint(s.left + s.width / 2, s.top + s.height / 2);
+		return s.left >= m.left && s.right <= m.right && top && top.id === 'seat-A-1' ? '' : 'seat ' + JSON.stringify(s) + ' map ' + JSON.stringify(m) + ' on top ' + (top && top.id);
+	})()`); where != "" {
+		t.Errorf("seat A-1 of a 100-column map is not visible and clickable: %s", where)
+	}
+	ops.do("click seat A-1", chromedp.Click(chromedp.ID("seat-A-1")))
+	ops.waitJS("the panel of A-1", `document.querySelector('#seat-panel h2') !== null && document.querySelector('#seat-panel h2').textContent.includes('A-1')`)
+	ops.do("focus seat A-2", chromedp.Focus(chromedp.ID("seat-A-2")))
+	if label := evalIn[string](ops, "A-2's label", `document.getElementById('seat-A-2').getAttribute('aria-label') || ''`); label != "A-2 · available" {
+		t.Errorf("focused seat A-2 is labelled %q, want %q", label, "A-2 · available")
+	}
 }
 
 // threadTimes are Chromium's main-thread times of a tab's document so

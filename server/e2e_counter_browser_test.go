@@ -69,7 +69,7 @@ func TestCounterSaleInBrowser(t *testing.T) {
 		t.Fatalf("Space on B-4: %q", got)
 	}
 	clerk.do("Space again", chromedp.KeyEvent(" "))
-	if got, marks := picked(), evalIn[int](clerk, "marks", `document.querySelectorAll('.seat.picked[aria-pressed="true"]').length`); got != "A-2, A-3, A-4" || marks != 3 {
+	if got, marks := picked(), evalIn[int](clerk, "marks", `document.querySelectorAll('.seat-row .picked[aria-pressed="true"]').length`); got != "A-2, A-3, A-4" || marks != 3 {
 		t.Fatalf("Space again: %q with %d seats marked, want 3", got, marks)
 	}
 	if got := clerk.text("#counter-count"); got != "3 seats picked" {

@@ -66,13 +66,26 @@
   // A click on a seat of the map (mouse or keyboard) loads its panel. One
   // listener serves every seat, the ones the stream swaps in included.
   document.addEventListener("click", function (ev) {
-    var seat = ev.target.closest && ev.target.closest("[data-panel] button.seat");
+    var seat = ev.target.closest && ev.target.closest("[data-panel] .seat-row button");
     if (seat && seat.id.indexOf("seat-") === 0) {
       var grid = seat.closest("[data-panel]");
       htmx.ajax("GET", grid.getAttribute("data-panel") + encodeURIComponent(seat.id.slice(5)), { target: "#seat-panel" });
     }
   });
   document.addEventListener("htmx:sseError", streamState("closed"));
+
+  // A seat button says only its id; its state is its class. A focused
+  // seat gets its full accessible name ("A-1 · available") from the state
+  // names the grid carries once, so assistive technology hears the state
+  // without 20,000 labels in the page.
+  document.addEventListener("focusin", function (ev) {
+    var seat = ev.target.closest && ev.target.closest("[data-panel] .seat-row button");
+    if (seat) {
+      var state = ["available", "locked", "sold", "blocked"].filter(function (s) { return seat.classList.contains(s); })[0];
+      var grid = seat.closest("[data-panel]");
+      seat.setAttribute("aria-label", seat.textContent + " · " + (grid.getAttribute("data-" + state) || state));
+    }
+  });
 
   // Counter sale: on a seat map with the counter form, clicking an
   // available or blocked seat adds it to the sale or takes it out;
@@ -85,8 +98,12 @@
   var lastPicked = null;
 
   function sellable(btn) {
-    var st = btn.getAttribute("data-state");
-    return st === "available" || st === "blocked";
+    return btn.classList.contains("available") || btn.classList.contains("blocked");
+  }
+
+  // A row's seats, left to right, across its runs.
+  function rowSeats(row) {
+    return Array.prototype.slice.call(row.querySelectorAll("button"));
   }
 
   function picked(field) {
@@ -101,7 +118,7 @@
     var ids = picked(field);
     var want = {};
     ids.forEach(function (id) { want[id] = true; });
-    var marked = document.querySelectorAll(".seat-grid .seat.picked");
+    var marked = document.querySelectorAll(".seat-row .picked");
     for (var i = 0; i < marked.length; i++) {
       if (!want[marked[i].id.slice(5)]) {
         marked[i].classList.remove("picked");
@@ -123,7 +140,7 @@
   }
 
   document.addEventListener("click", function (ev) {
-    var btn = ev.target.closest && ev.target.closest(".seat-grid .seat");
+    var btn = ev.target.closest && ev.target.closest(".seat-row button");
     var field = document.getElementById("counter-seats");
     if (!btn || !field || !sellable(btn)) {
       return;
@@ -132,8 +149,8 @@
     var ids = picked(field);
     var at = ids.indexOf(id);
     var last = lastPicked && document.getElementById("seat-" + lastPicked);
-    if (ev.shiftKey && last && last.parentNode === btn.parentNode) {
-      var row = Array.prototype.slice.call(btn.parentNode.children);
+    if (ev.shiftKey && last && last.closest(".seat-row") === btn.closest(".seat-row")) {
+      var row = rowSeats(btn.closest(".seat-row"));
       var a = row.indexOf(last), b = row.indexOf(btn);
       for (var i = Math.min(a, b); i <= Math.max(a, b); i++) {
         var sid = row[i].id.slice(5);
@@ -152,22 +169,24 @@
   });
 
   document.addEventListener("keydown", function (ev) {
-    var btn = ev.target.closest && ev.target.closest(".seat-grid .seat");
+    var btn = ev.target.closest && ev.target.closest(".seat-row button");
     if (!btn) {
       return;
     }
     var next = null;
-    var row = btn.parentNode;
-    var col = Array.prototype.indexOf.call(row.children, btn);
+    var row = btn.closest(".seat-row");
+    var seats = rowSeats(row);
+    var col = seats.indexOf(btn);
     switch (ev.key) {
-    case "ArrowLeft": next = btn.previousElementSibling; break;
-    case "ArrowRight": next = btn.nextElementSibling; break;
+    case "ArrowLeft": next = seats[col - 1]; break;
+    case "ArrowRight": next = seats[col + 1]; break;
     case "ArrowUp": next = row.previousElementSibling; break;
     case "ArrowDown": next = row.nextElementSibling; break;
     default: return;
     }
     if (next && next.classList.contains("seat-row")) {
-      next = next.children[Math.min(col, next.children.length - 1)];
+      var below = rowSeats(next);
+      next = below[Math.min(col, below.length - 1)];
     }
     if (next) {
       ev.preventDefault();
