@@ -69,3 +69,15 @@ func (db *DB) PruneOrderEvents(ctx context.Context, from int64, before time.Time
 	}
 	return EventBatch{Deleted: int(n), Next: hi, Took: took}, nil
 }
+
+// ShowsEndedBefore returns the ids of the shows that started before before:
+// the shows whose Redis seat keys retention deletes. Deleting gone keys
+// again is cheap, so no mark is kept of the shows done already.
+func (db *DB) ShowsEndedBefore(ctx context.Context, before time.Time) ([]int64, error) {
+	var ids []int64
+	if err := db.r.SelectContext(ctx, &ids,
+		`SELECT id FROM show_info WHERE starts_at > 0 AND starts_at < ? ORDER BY id`, ms(before)); err != nil {
+		return nil, dbErr(err, "shows ended before %s", before.Format(time.RFC3339))
+	}
+	return ids, nil
+}
