@@ -43,6 +43,7 @@ type App struct {
 
 	stopReconcile context.CancelFunc
 	reconcileDone <-chan struct{}
+	pruningDone   <-chan struct{} // the retention job; stopped by stopReconcile too
 
 	relay      *RedisRelay // nil with the embedded Redis: one process, no one to relay to
 	clock      core.Clock
@@ -77,6 +78,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	// The scheduler lives as long as the App, not as the ctx that built it.
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
+	a.pruningDone = a.Reconciler.StartPruning(rctx, cfg.retentionPolicy())
 	if a.relay != nil {
 		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
 			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
@@ -187,8 +189,13 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	// The in-process Redis starts empty every time. A real Redis keeps its
 	// state and may be shared with other instances placing orders right
 	// now, so it is never wiped here; reconcile repairs its drift.
+	// Only the shows whose keys retention keeps: not every show ever created.
 	if cfg.Redis == Embedded {
-		if err = a.engine.RebuildAllSeats(ctx); err != nil {
+		onSale, err := a.DB.ShowsOnSale(ctx, a.clock.Now().Add(-cfg.retentionPolicy().ShowGrace))
+		if err == nil {
+			err = a.engine.RebuildShows(ctx, onSale)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("rebuild seat state from the database: %w", err)
 		}
 	}
@@ -304,6 +311,7 @@ func (a *App) Close() error {
 	if a.stopReconcile != nil {
 		a.stopReconcile()
 		<-a.reconcileDone
+		<-a.pruningDone
 	}
 	if a.stopHealth != nil {
 		a.stopHealth()

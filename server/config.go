@@ -62,6 +62,7 @@ type Config struct {
 	APITokenGenerated, PaymentSecretGenerated bool
 
 	Reconcile ReconcileConfig
+	Retention core.Retention // SEATFLOW_RETENTION_*: see config_retention.go
 
 	// RefundApprovalCents (SEATFLOW_REFUND_APPROVAL_CENTS, default 0): a
 	// refund above it asked for by box office waits for ops' approval; 0
@@ -170,6 +171,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
+	c.Retention = p.retention()
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
 	c.TimeoutMaxAttempts = p.positiveInt("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", core.DefaultTimeoutMaxAttempts)
 	if c.TimeoutMaxAttempts > maxTimeoutAttempts {

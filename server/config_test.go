@@ -156,3 +156,32 @@ func TestConfigLogNeverShowsSecrets(t *testing.T) {
 		t.Errorf("redacted DB URL missing:\n%s", buf.String())
 	}
 }
+
+// TestRetentionConfig: defaults are safe, days parse, a bad value is a
+// one-line error naming the variable.
+func TestRetentionConfig(t *testing.T) {
+	for _, tc := range []struct {
+		env        map[string]string
+		wantEvents time.Duration
+		wantErr    string
+	}{
+		{nil, 90 * 24 * time.Hour, ""},
+		{map[string]string{"SEATFLOW_RETENTION_ORDER_EVENTS": "30d"}, 30 * 24 * time.Hour, ""},
+		{map[string]string{"SEATFLOW_RETENTION_ORDER_EVENTS": "2160h"}, 90 * 24 * time.Hour, ""},
+		{map[string]string{"SEATFLOW_RETENTION_ORDER_EVENTS": "xd"}, 0, "SEATFLOW_RETENTION_ORDER_EVENTS"},
+		{map[string]string{"SEATFLOW_RETENTION_ORDER_EVENTS": "1h"}, 0, "at least 24h"},
+		{map[string]string{"SEATFLOW_RETENTION_BATCH": "20000"}, 0, "1 to 10000"},
+		{map[string]string{"SEATFLOW_RETENTION_SHOW_GRACE": "0"}, 0, "SEATFLOW_RETENTION_SHOW_GRACE"},
+	} {
+		c, err := LoadConfig(func(k string) string { return tc.env[k] })
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%v: error %v, want one line with %q", tc.env, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || c.Retention.OrderEvents != tc.wantEvents {
+			t.Errorf("%v: order events %v, %v; want %v", tc.env, c.Retention.OrderEvents, err, tc.wantEvents)
+		}
+	}
+}

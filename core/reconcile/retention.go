@@ -1,0 +1,91 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"seatflow/core"
+)
+
+// PruneReport is what one pruning run did.
+type PruneReport struct {
+	EventsDeleted int
+	Batches       int
+	WorstBatch    time.Duration // the longest one DELETE (and its locks) lasted
+	ShowsCleared  int           // ended shows whose Redis keys were deleted
+	Done          bool          // false when MaxBatches stopped it with events left
+}
+
+// Prune runs the retention job once under the reconcile lease, so it never
+// overlaps a reconcile run (nor another instance's pruning): ErrBusy when
+// the lease is held. It deletes closed orders' old events in batches and
+// the Redis keys of shows over for longer than the show grace.
+func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, error) {
+	if err := p.Validate(); err != nil {
+		return PruneReport{}, core.Invalidf("retention: %v", err)
+	}
+	lease, runCtx, ok, err := acquireLease(ctx, r.deps.DB, r.opts.Owner, r.opts.LeaseTTL, r.log)
+	if err != nil {
+		return PruneReport{}, fmt.Errorf("retention: %w", err)
+	}
+	if !ok {
+		return PruneReport{}, r.busy(ctx)
+	}
+	defer func() {
+		if err := lease.release(ctx); err != nil {
+			r.log.Error("releasing the reconcile lease; it lapses by itself", "err", err)
+		}
+	}()
+	now := r.deps.Clock.Now()
+	var rep PruneReport
+	for from := int64(0); rep.Batches < p.MaxBatches; {
+		b, err := r.deps.DB.PruneOrderEvents(runCtx, from, now.Add(-p.OrderEvents), p.Batch)
+		if err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+		if b.Done {
+			rep.Done = true
+			break
+		}
+		rep.Batches++
+		rep.EventsDeleted += b.Deleted
+		rep.WorstBatch = max(rep.WorstBatch, b.Took)
+		from = b.Next
+	}
+	ended, err := r.deps.DB.ShowsEndedBefore(runCtx, now.Add(-p.ShowGrace))
+	if err != nil {
+		return rep, fmt.Errorf("retention: %w", err)
+	}
+	for _, id := range ended {
+		if err := r.deps.Seats.DeleteShow(runCtx, id); err != nil {
+			return rep, fmt.Errorf("retention: show %d: %w", id, err)
+		}
+		rep.ShowsCleared++
+	}
+	r.log.Info("retention run finished", "events_deleted", rep.EventsDeleted, "batches", rep.Batches,
+		"worst_batch", rep.WorstBatch, "shows_cleared", rep.ShowsCleared, "done", rep.Done)
+	return rep, nil
+}
+
+// StartPruning runs Prune every p.Every until ctx ends; a busy lease or an
+// error is logged and the next tick tries again.
+func (r *Reconciler) StartPruning(ctx context.Context, p core.Retention) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(p.Every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if _, err := r.Prune(ctx, p); err != nil && ctx.Err() == nil {
+					r.log.Warn("retention run", "err", err)
+				}
+			}
+		}
+	}()
+	return done
+}

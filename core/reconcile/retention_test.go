@@ -1,0 +1,76 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"seatflow/core"
+	"seatflow/core/seats"
+	"seatflow/core/stacktest"
+	"seatflow/core/store"
+)
+
+// TestPrune deletes the old events of closed orders and the Redis keys of
+// an ended show, and keeps payments, a live show's keys and young events.
+func TestPrune(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		f := newFixture(t, st)
+		paid := f.place(t, 1, "A-1")
+		f.pay(t, paid)
+		f.cancel(t, f.place(t, 2, "A-2"))
+		live, err := st.DB.CreateShow(ctx, core.Show{Name: "Live", Venue: "Hall", StartsAt: f.clock.Now().Add(200 * 24 * time.Hour),
+			Rows: 1, Cols: 2}, store.DemoSeats(1, 2, 5000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Redis.Del(ctx, seats.KeySeats(live.ID), seats.KeyLimit(live.ID)) })
+		oldEvents := countRows(t, st, `SELECT COUNT(*) FROM order_event`)
+		f.clock.Advance(91 * 24 * time.Hour)
+		// Placed after the jump, on the live show: its events and keys stay.
+		young, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 4, ShowID: live.ID, SeatIDs: []string{"A-1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		rep, err := f.rec.Prune(ctx, core.DefaultRetention)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("prune: %+v", rep)
+		for _, c := range []struct {
+			what  string
+			query string
+			arg   any
+			want  int
+		}{
+			{"events of the old orders", `SELECT COUNT(*) FROM order_event WHERE order_no <> ?`, young.OrderNo, 0},
+			{"events of the young order", `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, young.OrderNo, -1},
+			{"payments", `SELECT COUNT(*) FROM payment WHERE order_no = ?`, paid.OrderNo, 1},
+		} {
+			got := countRows(t, st, c.query, c.arg)
+			if (c.want < 0 && got == 0) || (c.want >= 0 && got != c.want) {
+				t.Errorf("%s: %d rows, want %d (-1: some)", c.what, got, c.want)
+			}
+		}
+		if rep.EventsDeleted != oldEvents || !rep.Done {
+			t.Errorf("reported %d events deleted (done %v), want %d", rep.EventsDeleted, rep.Done, oldEvents)
+		}
+		if n := st.Redis.Exists(ctx, seats.KeySeats(f.show.ID), seats.KeyLimit(f.show.ID)).Val(); n != 0 {
+			t.Errorf("ended show: %d keys left", n)
+		}
+		if n := st.Redis.Exists(ctx, seats.KeySeats(live.ID), seats.KeyLimit(live.ID)).Val(); n != 2 {
+			t.Errorf("live show: %d of 2 keys left", n)
+		}
+	})
+}
+
+func countRows(t *testing.T, st *stacktest.Stack, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := st.DB.X().GetContext(context.Background(), &n, query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
