@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,8 +21,8 @@ func (s *Server) handleHealthz(c echo.Context) error {
 }
 
 // handleReadyz pings the database, the seat store and the delay queue. Any
-// failure is a 503 (never a 500), and the message names what is down, for
-// the operator reading the probe.
+// failure is a 503 (never a 500) whose code says what kind of failure it
+// is; the details go to the log.
 func (s *Server) handleReadyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 	defer cancel()
@@ -31,7 +32,11 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		if errors.As(err, &ce) {
 			code = ce.Code
 		}
-		return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: code, Message: err.Error()}})
+		// The error names hosts and addresses: for the log, not for
+		// whoever can reach the probe.
+		s.logger.WarnContext(ctx, "not ready", "err", err)
+		return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: code,
+			Message: "not answering: " + strings.Join(storesNamed(err), ", ") + "; the server log has the details"}})
 	}
 	// An instance whose clock is off would end holds early or late: take
 	// it out of the load balancer until its time sync is fixed.
@@ -41,4 +46,19 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// storesNamed returns which stores Engine.Ready found down: each of its
+// joined errors starts with the store's name.
+func storesNamed(err error) []string {
+	var names []string
+	for _, name := range []string{storeDatabase, storeSeats, storeDelayQueue} {
+		if strings.Contains(err.Error(), name+": ") {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		names = append(names, "a backing store")
+	}
+	return names
 }

@@ -25,7 +25,7 @@ type cancelOrderRequest struct {
 // caller (the ticketing front end) knows why; it is recorded on the event.
 type extendOrderRequest struct {
 	Minutes int    `json:"minutes"`
-	Reason  string `json:"reason"`
+	Reason  string `json:"reason" text:"free"`
 }
 
 // Limits of one extension through the API (the engine bounds the total).
@@ -84,6 +84,9 @@ func newOrderJSON(o core.Order) orderJSON {
 func bindJSON(c echo.Context, v any) error {
 	body, err := readBody(c)
 	if err != nil {
+		return err
+	}
+	if err := requireJSONType(c, body); err != nil {
 		return err
 	}
 	return decodeJSON(body, v)

@@ -38,6 +38,9 @@ func (s *Server) handlePaymentCallback(c echo.Context) error {
 	if err := verifySignature(s.cfg.PaymentSecret, h.Get(headerTimestamp), h.Get(headerSignature), body, time.Now()); err != nil {
 		return err
 	}
+	if err := requireJSONType(c, body); err != nil {
+		return err
+	}
 	var req paymentRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return err

@@ -2,6 +2,9 @@ package server
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -25,6 +28,9 @@ func (s *Server) handleReconcileRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	for i := range runs {
+		runs[i] = apiRun(runs[i])
+	}
 	return c.JSON(http.StatusOK, map[string]any{"runs": runs})
 }
 
@@ -36,8 +42,22 @@ func (s *Server) handleRunReconcile(c echo.Context) error {
 		return core.Invalidf("dry_run must be true or false")
 	}
 	run, err := s.recon.RunOnce(c.Request().Context(), reconcile.TriggerManual, dryRun)
+	if ce := (*core.Error)(nil); errors.As(err, &ce) && ce.Code == reconcile.ErrBusy.Code {
+		// Its message names the holder's host and pid, for the console.
+		return reconcile.ErrBusy
+	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, run)
+	return c.JSON(http.StatusCreated, apiRun(run))
+}
+
+// apiRun hides the instance that ran r (its owner is host name and pid) from
+// API clients behind a short digest: runs of one instance still share it.
+func apiRun(r reconcile.Run) reconcile.Run {
+	if r.Owner != "" {
+		sum := sha256.Sum256([]byte(r.Owner))
+		r.Owner = "instance-" + hex.EncodeToString(sum[:4])
+	}
+	return r
 }

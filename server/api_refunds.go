@@ -9,7 +9,7 @@ import (
 )
 
 type refundOrderRequest struct {
-	Reason    string `json:"reason"`
+	Reason    string `json:"reason" text:"free"`
 	Reference string `json:"reference"` // the payment provider's refund reference
 }
 

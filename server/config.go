@@ -57,6 +57,7 @@ type Config struct {
 
 	APIToken      Secret // SEATFLOW_API_TOKEN
 	PaymentSecret Secret // SEATFLOW_PAYMENT_SECRET
+	MetricsToken  Secret // SEATFLOW_METRICS_TOKEN; empty: /metrics needs no token
 	// Generated reports which secrets were made up at start because their
 	// variable was empty, so the caller can print them once.
 	APITokenGenerated, PaymentSecretGenerated bool
@@ -180,6 +181,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
+	if v := p.getenv("SEATFLOW_METRICS_TOKEN"); v != "" {
+		c.MetricsToken, _ = p.secret("SEATFLOW_METRICS_TOKEN")
+	}
 	if p.err != nil {
 		return Config{}, p.err
 	}

@@ -2,11 +2,14 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -144,10 +147,16 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 }
 
 // staticFiles serves the embedded assets. They change only with the binary,
-// so browsers may keep them for a while.
+// so browsers may keep them for a while. A folder is not found: its listing
+// would tell a scanner what we ship.
 func staticFiles(assets fs.FS) http.Handler {
 	files := http.FileServerFS(assets)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+		if info, err := fs.Stat(assets, cmp.Or(name, ".")); err != nil || info.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	})

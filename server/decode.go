@@ -30,7 +30,9 @@ func readBody(c echo.Context) ([]byte, error) {
 }
 
 // decodeJSON decodes exactly one JSON object into v (a pointer to a struct
-// with json tags), rejecting unknown fields, and turns every decoding
+// with json tags), rejecting unknown fields, duplicate keys and keys that
+// match a field only when case is ignored, strips control characters from
+// free text (see stripFreeText), and turns every decoding
 // failure into an invalid_request error a client can act on.
 func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -41,6 +43,10 @@ func decodeJSON(body []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return core.Invalidf("request body must hold exactly one JSON object")
 	}
+	if err := checkKeys(body, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	stripFreeText(v)
 	return nil
 }
 

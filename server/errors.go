@@ -46,12 +46,18 @@ func statusOf(err error) (int, errorDetail) {
 			return he.Code, errorDetail{Code: "body_too_large", Message: "request body is too large"}
 		case http.StatusNotFound:
 			return he.Code, errorDetail{Code: "not_found", Message: "no such route"}
+		case http.StatusUnsupportedMediaType:
+			return he.Code, errorDetail{Code: "unsupported_media_type", Message: "request body must be sent as Content-Type: application/json"}
 		case http.StatusMethodNotAllowed:
 			return he.Code, errorDetail{Code: "method_not_allowed", Message: "method not allowed on this route"}
 		}
 		if he.Code < http.StatusInternalServerError {
 			return he.Code, errorDetail{Code: "invalid_request", Message: http.StatusText(he.Code)}
 		}
+	}
+	// The client left: nobody reads the answer, and it is no server fault.
+	if errors.Is(err, context.Canceled) {
+		return statusClientClosed, errorDetail{Code: "client_closed_request", Message: "the client closed the request"}
 	}
 	// A store that does not answer within the request's deadline is an
 	// outage, not a bug: tell the client to retry.

@@ -33,7 +33,8 @@ func TestStatusOf(t *testing.T) {
 		{"body too large", echo.ErrStatusRequestEntityTooLarge, 413, "body_too_large"},
 		{"no route", echo.ErrNotFound, 404, "not_found"},
 		{"wrong method", echo.ErrMethodNotAllowed, 405, "method_not_allowed"},
-		{"other echo 4xx", echo.ErrUnsupportedMediaType, 415, "invalid_request"},
+		{"unsupported media type", echo.ErrUnsupportedMediaType, 415, "unsupported_media_type"},
+		{"other echo 4xx", echo.ErrTooManyRequests, 429, "invalid_request"},
 		{"plain error", errors.New("disk on fire"), 500, "internal"},
 		{"internal kind", &core.Error{Kind: core.KindInternal, Code: "oops", Message: "secret detail"}, 500, "internal"},
 	}

@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"seatflow/core"
 )
@@ -47,6 +49,13 @@ func FuzzPlaceOrderDecode(f *testing.F) {
 		`{"user_id":1,"show_id":1,"seat_ids":["A-1"]}{}`,
 		`{"user_id":1,"user_id":2,"show_id":1,"seat_ids":["\u0000"]}`,
 		"{\"seat_ids\":[\"\xff\xfe\"]}",
+		`{"user_id":1,"USER_ID":2,"show_id":1,"seat_ids":["A-1"]}`,
+		`{"User_Id":1,"show_id":1,"seat_ids":["A-1"]}`,
+		`{"user_id":1,"show_id":1,"seat_ids":["A-1"],"customer":{"name":"A","Name":"B"}}`,
+		`{"user_id":1,"show_id":1,"seat_ids":["A-1"],"customer":{"name":"A\u202eB","email":"a@b"}}`,
+		`{"user_id":1,"show_id":1,"seat_ids":[],"seat_ids":["A-1"]}`,
+		`{"user_id":1,"show_id":1,"seat_ids":["A-1"],"\u0075ser_id":2}`,
+		`{"user_id":1,"show_id":1,"seat_ids":["A-1"],"user_\u0130d":2}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -94,6 +103,37 @@ func FuzzPaymentCallback(f *testing.F) {
 		checkAPIResponse(t, rec)
 		if !signIt && rec.Code != http.StatusUnauthorized {
 			t.Fatalf("unsigned callback got %d: %s", rec.Code, rec.Body)
+		}
+	})
+}
+
+// FuzzFreeTextDecode: a decoded request never keeps a control or bidi
+// character in its free text, and every refusal is invalid_request.
+func FuzzFreeTextDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"seat_ids":["A-1"],"reason":"broken"}`,
+		`{"seat_ids":["A-1"],"reason":"\u202erefund\u202c"}`,
+		`{"seat_ids":["A-1"],"reason":"a\u0000b\u001bc\u0085d\u2066e"}`,
+		`{"seat_ids":["A-1"],"reason":"x","reason":"y"}`,
+		`{"seat_ids":["A-1"],"Reason":"x"}`,
+		`{"seat_ids":["A-1"],"REASON":"x","reason":"y"}`,
+		"{\"seat_ids\":[\"A-1\"],\"reason\":\"\xe2\x80\xae\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req blockRequest
+		err := decodeJSON(body, &req)
+		if err != nil {
+			if core.ErrorKind(err) != core.KindInvalid {
+				t.Fatalf("decode error %v is not invalid_request", err)
+			}
+			return
+		}
+		if i := strings.IndexFunc(req.Reason, func(r rune) bool {
+			return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+		}); i >= 0 {
+			t.Fatalf("reason %q keeps a control character at %d", req.Reason, i)
 		}
 	})
 }

@@ -194,6 +194,39 @@ func TestHostileInput(t *testing.T) {
 			map[string]string{"X-SeatFlow-Timestamp": "99999999999999999999", "X-SeatFlow-Signature": "00"}, 401},
 		tc{"token with injection", "GET", "/api/v1/shows", "", map[string]string{"Authorization": "Bearer ' OR 1=1 --"}, 401},
 	)
+	// Strict JSON on every route that takes a body: a key given twice or
+	// in another case is 400, a body not sent as JSON is 415.
+	payDup := fmt.Sprintf(`{"order_no":%q,"txn_id":"T-dup","amount_cents":1,"amount_cents":1000}`, h.order)
+	payCase := fmt.Sprintf(`{"order_no":%q,"TXN_ID":"T-case","amount_cents":1000}`, h.order)
+	payGood := fmt.Sprintf(`{"order_no":%q,"txn_id":"T-ct","amount_cents":1000}`, h.order)
+	formType := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	cases = append(cases,
+		tc{"pay duplicate key", "POST", "/api/v1/payments/callback", payDup, signed(payDup), 400},
+		tc{"pay key in another case", "POST", "/api/v1/payments/callback", payCase, signed(payCase), 400},
+		tc{"pay as a form", "POST", "/api/v1/payments/callback", payGood,
+			map[string]string{"Content-Type": "text/plain", "X-SeatFlow-Timestamp": signed(payGood)["X-SeatFlow-Timestamp"],
+				"X-SeatFlow-Signature": signed(payGood)["X-SeatFlow-Signature"]}, 415},
+	)
+	for _, r := range []struct{ name, path, good, dup, folded string }{
+		{"place", "/api/v1/orders", fmt.Sprintf(`{"user_id":2,"show_id":%d,"seat_ids":["A-1"]}`, show),
+			fmt.Sprintf(`{"user_id":2,"show_id":%d,"show_id":%d,"seat_ids":["A-1"]}`, show, show),
+			fmt.Sprintf(`{"user_id":2,"Show_ID":%d,"seat_ids":["A-1"]}`, show)},
+		{"cancel", "/api/v1/orders/" + h.order + "/cancel", `{"user_id":1}`, `{"user_id":1,"user_id":1}`, `{"USER_ID":1}`},
+		{"extend", "/api/v1/orders/" + h.order + "/extend", `{"minutes":5}`, `{"minutes":5,"minutes":6}`, `{"Minutes":5}`},
+		{"refund", "/api/v1/orders/" + h.order + "/refund", `{"reason":"x"}`, `{"reason":"x","reason":"y"}`, `{"Reason":"x"}`},
+		{"create show", "/api/v1/shows", `{"name":"S","starts_at":"2030-01-01T00:00:00Z","grid":{"rows":1,"seats_per_row":1}}`,
+			`{"name":"S","name":"T","starts_at":"2030-01-01T00:00:00Z","grid":{"rows":1,"seats_per_row":1}}`,
+			`{"name":"S","starts_at":"2030-01-01T00:00:00Z","grid":{"Rows":1,"seats_per_row":1}}`},
+		{"block seats", fmt.Sprintf("/api/v1/shows/%d/blocks", show), `{"seat_ids":["A-2"]}`,
+			`{"seat_ids":["A-2"],"seat_ids":["A-3"]}`, `{"Seat_IDs":["A-2"]}`},
+	} {
+		cases = append(cases,
+			tc{r.name + " duplicate key", "POST", r.path, r.dup, nil, 400},
+			tc{r.name + " key in another case", "POST", r.path, r.folded, nil, 400},
+			tc{r.name + " as a form", "POST", r.path, r.good, formType, 415},
+			tc{r.name + " without a content type", "POST", r.path, r.good, map[string]string{"Content-Type": ""}, 415},
+		)
+	}
 
 	before := h.counts()
 	for _, c := range cases {
@@ -210,6 +243,10 @@ func TestHostileInput(t *testing.T) {
 		}
 		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Errorf("%s: Content-Type %q: a reflected value could be read as HTML", c.name, ct)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s: X-Content-Type-Options %q, Cache-Control %q", c.name,
+				resp.Header.Get("X-Content-Type-Options"), resp.Header.Get("Cache-Control"))
 		}
 	}
 	if after := h.counts(); fmt.Sprint(after) != fmt.Sprint(before) {

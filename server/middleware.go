@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -80,7 +81,13 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 		LogStatus:    true,
 		LogError:     true,
 		LogRemoteIP:  true,
+		// The request's own context, before any deadline wraps it: only
+		// its cancellation means the client went away.
+		BeforeNextFunc: func(c echo.Context) { c.Set(contextKeyClientCtx, c.Request().Context()) },
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			if clientGone(c) {
+				v.Status = statusClientClosed
+			}
 			// Labels come from the route table, not the request, so a
 			// scanner cannot blow up the number of series.
 			route, method := v.RoutePath, v.Method
@@ -97,10 +104,13 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 
 			ctx := c.Request().Context()
 			// 4xx stay at info: client mistakes and lost seat races are
-			// business as usual. A 5xx for a client that left is not news.
+			// business as usual. A client that left (499, as nginx logs
+			// it) is not news, and no 5xx.
 			level := slog.LevelInfo
 			switch {
-			case v.Status >= 500 && ctx.Err() == nil:
+			case v.Status == statusClientClosed:
+				level = slog.LevelDebug
+			case v.Status >= 500:
 				level = slog.LevelError
 			case v.Status < 400 && quietRoute(route):
 				level = slog.LevelDebug
@@ -119,6 +129,19 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 			return nil
 		},
 	})
+}
+
+// statusClientClosed is what the log and metrics record for a request whose
+// client disconnected before it was answered.
+const statusClientClosed = 499
+
+const contextKeyClientCtx = "client_ctx"
+
+// clientGone reports whether the client closed the connection (or gave up
+// on the request) while it was being served.
+func clientGone(c echo.Context) bool {
+	ctx, ok := c.Get(contextKeyClientCtx).(context.Context)
+	return ok && errors.Is(ctx.Err(), context.Canceled)
 }
 
 // recoverPanics turns a handler panic into a logged 500 instead of a dropped
@@ -146,6 +169,17 @@ func bearerAuth(token Secret) echo.MiddlewareFunc {
 			}
 			return next(c)
 		}
+	}
+}
+
+// apiHeaders marks every API answer, errors included, as JSON to be taken
+// as such (no sniffing) and kept by no cache: orders carry customers' data.
+func apiHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+		h.Set(echo.HeaderCacheControl, "no-store")
+		return next(c)
 	}
 }
 

@@ -17,17 +17,22 @@ func (s *Server) routes() {
 	// Operations: no auth, so probes and scrapers need no credentials.
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
+	metrics := echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if s.cfg.MetricsToken != "" {
+		e.GET("/metrics", metrics, bearerAuth(s.cfg.MetricsToken))
+	} else {
+		e.GET("/metrics", metrics)
+	}
 
 	// JSON API for the ticketing front end and the payment gateway. The
 	// middleware is per route, not on the group: a group's catch-all would
 	// turn "wrong method" (405) into 404.
 	api := e.Group("/api/v1")
-	mw := []echo.MiddlewareFunc{bearerAuth(s.cfg.APIToken),
+	mw := []echo.MiddlewareFunc{apiHeaders, bearerAuth(s.cfg.APIToken),
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
-	planMW := []echo.MiddlewareFunc{bearerAuth(s.cfg.APIToken), middleware.BodyLimit(planBodyLimit),
+	planMW := []echo.MiddlewareFunc{apiHeaders, bearerAuth(s.cfg.APIToken), middleware.BodyLimit(planBodyLimit),
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)

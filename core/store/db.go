@@ -146,9 +146,12 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	}
 	if name != ":memory:" {
 		if dir := filepath.Dir(name); dir != "." {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return nil, fmt.Errorf("store: create sqlite dir: %w", err)
 			}
+		}
+		if err := prepareSQLiteFile(name); err != nil {
+			return nil, err
 		}
 	}
 	// BEGIN IMMEDIATE takes the write lock at the start, so two transactions

@@ -121,7 +121,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	logger := server.NewLogger(stdout, cfg.LogLevel)
-	printGeneratedSecrets(stdout, cfg, "for this run only")
+	if err := printGeneratedSecrets(stdout, cfg, "for this run only"); err != nil {
+		return err
+	}
 	logger.InfoContext(ctx, "starting", "config", cfg)
 
 	app, err := server.NewApp(ctx, cfg, logger)
@@ -167,7 +169,9 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err != nil {
 		return err
 	}
-	printGeneratedSecrets(stdout, cfg, "export it before `seatflow serve`, or run `seatflow serve --demo`")
+	if err := printGeneratedSecrets(stdout, cfg, "export them before `seatflow serve`, or run `seatflow serve --demo`"); err != nil {
+		return err
+	}
 	printDemo(stdout, cfg, d)
 	return nil
 }
@@ -260,19 +264,6 @@ func openDB(ctx context.Context, getenv func(string) string) (server.Config, *st
 		return cfg, nil, errors.Join(fmt.Errorf("SEATFLOW_DB: migrate: %w", err), db.Close())
 	}
 	return cfg, db, nil
-}
-
-// printGeneratedSecrets shows, once, the secrets made up because their
-// variable was empty: without them nobody could call the API.
-func printGeneratedSecrets(w io.Writer, cfg server.Config, advice string) {
-	if cfg.APITokenGenerated {
-		fmt.Fprintf(w, "WARNING: SEATFLOW_API_TOKEN is not set; generated one (%s):\n  SEATFLOW_API_TOKEN=%s\n",
-			advice, cfg.APIToken.Reveal())
-	}
-	if cfg.PaymentSecretGenerated {
-		fmt.Fprintf(w, "WARNING: SEATFLOW_PAYMENT_SECRET is not set; generated one (%s):\n  SEATFLOW_PAYMENT_SECRET=%s\n",
-			advice, cfg.PaymentSecret.Reveal())
-	}
 }
 
 func printDemo(w io.Writer, cfg server.Config, d server.Demo) {

@@ -78,6 +78,7 @@ func TestServe(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(t.Context(), method, base+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -170,7 +171,7 @@ func TestCommands(t *testing.T) {
 		{name: "seats rebuild on the embedded stack", args: []string{"seats", "rebuild"}, wantErr: "needs a shared Redis"},
 		{name: "staff add bad role", args: []string{"staff", "add", "--role", "king", "olga"}, wantErr: "staff add"},
 		{name: "demo with a generated token", args: []string{"demo"}, env: map[string]string{"SEATFLOW_API_TOKEN": ""},
-			wantOut: []string{"WARNING: SEATFLOW_API_TOKEN is not set", "SEATFLOW_API_TOKEN="}},
+			wantOut: []string{"WARNING: SEATFLOW_API_TOKEN not set", "written to"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
