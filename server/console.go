@@ -52,8 +52,9 @@ type ConsoleDeps struct {
 type console struct {
 	ConsoleDeps
 	limiter *loginLimiter
-	cases   *core.Cases   // the discrepancy case workflow
-	counter *core.Counter // counter sales
+	streams *sessionStreams // open event streams, ended with their session
+	cases   *core.Cases     // the discrepancy case workflow
+	counter *core.Counter   // counter sales
 }
 
 // Session and page settings.
@@ -89,7 +90,8 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
 	}
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
-		cases: core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB)}
+		streams: newSessionStreams(),
+		cases:   core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB)}
 
 	g := e.Group(web.Prefix, securityHeaders, cn.errorPages, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))

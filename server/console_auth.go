@@ -220,6 +220,7 @@ func (cn *console) logout(c echo.Context) error {
 	if err := cn.DB.DeleteSession(c.Request().Context(), s.session.TokenHash); err != nil {
 		return err
 	}
+	cn.streams.endSession(s.session.TokenHash)
 	cn.audit(c, core.AuditEntry{Action: core.AuditLogout})
 	cn.clearCookie(c, sessionCookie, web.Prefix)
 	return c.Redirect(http.StatusSeeOther, web.URL("/login"))
