@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -181,9 +182,19 @@ func (cn *console) login(c echo.Context) error {
 		return cn.renderLogin(c, http.StatusForbidden, d)
 	}
 	ip := c.RealIP()
-	if !cn.limiter.allow(ip + "|" + username) {
-		d.Error = "login.throttled"
-		return cn.renderLogin(c, http.StatusTooManyRequests, d)
+	// Three limits: one address guessing one account, one address spraying
+	// many accounts, many addresses guessing one account. The last two
+	// count failures only, so a shared office address can still log in.
+	if !cn.limiter.allow(ip+"|"+username) || cn.addrLimiter.over(ip) || cn.accountLimiter.over(username) {
+		return cn.throttled(c, d, loginTryWindow)
+	}
+	// Password hashing is what a flood of logins costs the whole server:
+	// beyond a few at once, refuse before hashing anything.
+	select {
+	case cn.hashSlots <- struct{}{}:
+		defer func() { <-cn.hashSlots }()
+	default:
+		return cn.throttled(c, d, time.Second)
 	}
 	staff, hash, err := cn.DB.StaffLogin(ctx, username)
 	if err != nil && !errors.Is(err, core.ErrStaffNotFound) {
@@ -194,6 +205,8 @@ func (cn *console) login(c echo.Context) error {
 		hash = dummyHash
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(c.FormValue("password"))) != nil || !active {
+		cn.addrLimiter.allow(ip)
+		cn.accountLimiter.allow(username)
 		cn.audit(c, core.AuditEntry{Staff: username, Action: core.AuditLoginFailed})
 		d.Error = "login.failed"
 		return cn.renderLogin(c, http.StatusUnauthorized, d)
@@ -234,6 +247,13 @@ func sameOriginPost(r *http.Request) bool {
 	}
 	u, err := url.Parse(origin)
 	return err == nil && u.Host == r.Host
+}
+
+// throttled answers a login refused by a limit: 429, and when to retry.
+func (cn *console) throttled(c echo.Context, d web.LoginData, retryAfter time.Duration) error {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+	d.Error = "login.throttled"
+	return cn.renderLogin(c, http.StatusTooManyRequests, d)
 }
 
 func (cn *console) logout(c echo.Context) error {
@@ -331,6 +351,16 @@ func (l *loginLimiter) allow(key string) bool {
 	}
 	w.n++
 	return w.n <= l.max
+}
+
+// over reports whether key has used up its tries in the current window,
+// without counting one.
+func (l *loginLimiter) over(key string) bool {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.tries[key]
+	return w != nil && now.Sub(w.start) < l.window && w.n >= l.max
 }
 
 // reset forgets key's tries after a successful login.
