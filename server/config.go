@@ -72,6 +72,10 @@ type Config struct {
 	// one instance an offset through it).
 	Clock core.Clock
 
+	// TrustedProxies (SEATFLOW_TRUSTED_PROXIES, default none): the
+	// addresses whose X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
+
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
 	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
 	ShutdownTimeout time.Duration // SEATFLOW_SHUTDOWN_TIMEOUT: grace for in-flight requests
@@ -164,6 +168,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
+	c.TrustedProxies = p.cidrs("SEATFLOW_TRUSTED_PROXIES")
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if p.err != nil {
