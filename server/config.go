@@ -81,6 +81,10 @@ type Config struct {
 	// one instance an offset through it).
 	Clock core.Clock
 
+	// TrustedProxies (SEATFLOW_TRUSTED_PROXIES, default none): the
+	// addresses whose X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
+
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
 	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
 	ShutdownTimeout time.Duration // SEATFLOW_SHUTDOWN_TIMEOUT: grace for in-flight requests
@@ -179,6 +183,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		p.fail("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", p.getenv("SEATFLOW_TIMEOUT_MAX_ATTEMPTS"),
 			fmt.Sprintf("want a whole number from 1 to %d", maxTimeoutAttempts))
 	}
+	c.TrustedProxies = p.cidrs("SEATFLOW_TRUSTED_PROXIES")
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if v := p.getenv("SEATFLOW_METRICS_TOKEN"); v != "" {

@@ -55,8 +55,13 @@ type ConsoleDeps struct {
 type console struct {
 	ConsoleDeps
 	limiter *loginLimiter
-	cases   *core.Cases   // the discrepancy case workflow
-	counter *core.Counter // counter sales
+	// addrLimiter and accountLimiter count failed logins per address and
+	// per username; hashSlots bounds the password checks running at once.
+	addrLimiter, accountLimiter *loginLimiter
+	hashSlots                   chan struct{}
+	streams                     *sessionStreams // open event streams, ended with their session
+	cases                       *core.Cases     // the discrepancy case workflow
+	counter                     *core.Counter   // counter sales
 }
 
 // Session and page settings.
@@ -72,6 +77,9 @@ const (
 	csrfField       = "_csrf"
 	loginTries      = 5
 	loginTryWindow  = time.Minute
+	loginAddrTries  = 20 // failed logins per address and window, any usernames
+	loginUserTries  = 10 // failed logins per username and window, any addresses
+	loginHashSlots  = 4  // password checks at once; bcrypt keeps a core busy
 	sseKeepAlive    = 25 * time.Second
 	contextKeyStaff = "console.staff"
 )
@@ -81,7 +89,10 @@ const (
 // token of every POST. The seat maps' event streams end when deps.Hub is
 // closed: close it when the HTTP server starts shutting down
 // (http.Server.RegisterOnShutdown), or the shutdown waits for them.
-func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
+func RegisterConsole(e *echo.Echo, deps ConsoleDeps) { registerConsole(e, deps) }
+
+// registerConsole is RegisterConsole, returning the console for tests.
+func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -92,7 +103,11 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
 	}
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
-		cases: core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB)}
+		streams:        newSessionStreams(),
+		addrLimiter:    newLoginLimiter(loginAddrTries, loginTryWindow, deps.Clock),
+		accountLimiter: newLoginLimiter(loginUserTries, loginTryWindow, deps.Clock),
+		hashSlots:      make(chan struct{}, loginHashSlots),
+		cases:          core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB)}
 
 	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
@@ -144,6 +159,7 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	g.POST("/staff/:id/disable", cn.staffDisable, staff)
 	g.POST("/staff/:id/enable", cn.staffEnable, staff)
 	cn.mountReopen(g, view)
+	return cn
 }
 
 // staticFiles serves the embedded assets. They change only with the binary,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -95,10 +96,12 @@ func isSafeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
+// validCSRF takes the token from the header or the request body only: a
+// token in the query string leaks through logs and Referer headers.
 func validCSRF(c echo.Context, want string) bool {
 	got := c.Request().Header.Get(csrfHeader)
 	if got == "" {
-		got = c.FormValue(csrfField)
+		got = c.Request().PostFormValue(csrfField)
 	}
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
@@ -173,14 +176,25 @@ func (cn *console) login(c echo.Context) error {
 	username := truncate(strings.ToLower(strings.TrimSpace(c.FormValue("username"))), 64)
 	d := web.LoginData{Username: username, Next: c.FormValue("next")}
 	cookie := cookieValue(c, loginCookie)
-	if cookie == "" || subtle.ConstantTimeCompare([]byte(cookie), []byte(c.FormValue(csrfField))) != 1 {
+	if !sameOriginPost(c.Request()) || cookie == "" ||
+		subtle.ConstantTimeCompare([]byte(cookie), []byte(c.Request().PostFormValue(csrfField))) != 1 {
 		d.Error = "login.expired"
 		return cn.renderLogin(c, http.StatusForbidden, d)
 	}
 	ip := c.RealIP()
-	if !cn.limiter.allow(ip + "|" + username) {
-		d.Error = "login.throttled"
-		return cn.renderLogin(c, http.StatusTooManyRequests, d)
+	// Three limits: one address guessing one account, one address spraying
+	// many accounts, many addresses guessing one account. The last two
+	// count failures only, so a shared office address can still log in.
+	if !cn.limiter.allow(ip+"|"+username) || cn.addrLimiter.over(ip) || cn.accountLimiter.over(username) {
+		return cn.throttled(c, d, loginTryWindow)
+	}
+	// Password hashing is what a flood of logins costs the whole server:
+	// beyond a few at once, refuse before hashing anything.
+	select {
+	case cn.hashSlots <- struct{}{}:
+		defer func() { <-cn.hashSlots }()
+	default:
+		return cn.throttled(c, d, time.Second)
 	}
 	staff, hash, err := cn.DB.StaffLogin(ctx, username)
 	if err != nil && !errors.Is(err, core.ErrStaffNotFound) {
@@ -191,6 +205,8 @@ func (cn *console) login(c echo.Context) error {
 		hash = dummyHash
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(c.FormValue("password"))) != nil || !active {
+		cn.addrLimiter.allow(ip)
+		cn.accountLimiter.allow(username)
 		cn.audit(c, core.AuditEntry{Staff: username, Action: core.AuditLoginFailed})
 		d.Error = "login.failed"
 		return cn.renderLogin(c, http.StatusUnauthorized, d)
@@ -215,11 +231,37 @@ func (cn *console) login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, safeNext(d.Next))
 }
 
+// sameOriginPost refuses a login posted from another site: a cookie set
+// by a sibling subdomain could defeat the double-submit token alone.
+// Browsers send Sec-Fetch-Site, older ones at least Origin; a request
+// with neither (not a browser) is left to the token.
+func sameOriginPost(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == r.Host
+}
+
+// throttled answers a login refused by a limit: 429, and when to retry.
+func (cn *console) throttled(c echo.Context, d web.LoginData, retryAfter time.Duration) error {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+	d.Error = "login.throttled"
+	return cn.renderLogin(c, http.StatusTooManyRequests, d)
+}
+
 func (cn *console) logout(c echo.Context) error {
 	s := sessionOf(c)
 	if err := cn.DB.DeleteSession(c.Request().Context(), s.session.TokenHash); err != nil {
 		return err
 	}
+	cn.streams.endSession(s.session.TokenHash)
 	cn.audit(c, core.AuditEntry{Action: core.AuditLogout})
 	cn.clearCookie(c, sessionCookie, web.Prefix)
 	return c.Redirect(http.StatusSeeOther, web.URL("/login"))
@@ -309,6 +351,16 @@ func (l *loginLimiter) allow(key string) bool {
 	}
 	w.n++
 	return w.n <= l.max
+}
+
+// over reports whether key has used up its tries in the current window,
+// without counting one.
+func (l *loginLimiter) over(key string) bool {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.tries[key]
+	return w != nil && now.Sub(w.start) < l.window && w.n >= l.max
 }
 
 // reset forgets key's tries after a successful login.

@@ -468,6 +468,9 @@ func (cn *console) setStaffDisabled(c echo.Context, disabled bool, action string
 	if err != nil {
 		return err
 	}
+	if disabled {
+		cn.streams.endStaff(id)
+	}
 	cn.audit(c, core.AuditEntry{Action: action, Target: "staff:" + s.Username})
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,9 +25,13 @@ import (
 // has every change before it, and sending 20,000 seats again would only
 // freeze the browser while it swaps them in. It ends when the browser goes,
 // when the hub drops it for falling behind (the browser reconnects and
-// gets a fresh grid), or when the hub closes at shutdown.
+// gets a fresh grid), when the hub closes at shutdown, when its session
+// is logged out or its account disabled, and at the first keep-alive
+// after its session expired.
 func (cn *console) seatEvents(c echo.Context) error {
-	ctx := c.Request().Context()
+	sess := sessionOf(c)
+	ctx, done := cn.streams.open(c.Request().Context(), sess)
+	defer done()
 	id, err := positiveID(c.Param("id"))
 	if err != nil {
 		return echo.ErrNotFound
@@ -63,13 +68,18 @@ func (cn *console) seatEvents(c echo.Context) error {
 		case <-ctx.Done():
 			return nil
 		case ch, ok := <-sub.C:
-			if !ok {
+			// A session ended meanwhile gets no more events, even if
+			// the change came in at the same moment.
+			if !ok || ctx.Err() != nil {
 				return nil
 			}
 			if err := writeSSE(ctx, w, seatButtons(ch)); err != nil {
 				return streamErr(ctx, err)
 			}
 		case <-keepAlive.C:
+			if _, _, err := cn.DB.Session(ctx, sess.session.TokenHash, cn.Clock.Now()); err != nil {
+				return streamErr(ctx, ignoreNoSession(err))
+			}
 			// A comment line: keeps proxies from closing an idle stream.
 			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
 				return nil
@@ -77,6 +87,14 @@ func (cn *console) seatEvents(c echo.Context) error {
 			w.Flush()
 		}
 	}
+}
+
+// ignoreNoSession turns an ended session into a quiet end of a stream.
+func ignoreNoSession(err error) error {
+	if errors.Is(err, core.ErrNoSession) {
+		return nil
+	}
+	return err
 }
 
 // streamErr drops a write error caused by the browser going away: closing

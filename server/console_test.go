@@ -41,6 +41,7 @@ type consoleEnv struct {
 	clock  *stacktest.Clock // the console's clock (sessions, rate limits)
 	runner *fakeRunner
 	e      *echo.Echo
+	cn     *console
 	show   core.Show
 	staff  map[core.Role]core.Staff
 }
@@ -75,7 +76,7 @@ func newConsoleEnvOn(t testing.TB, st *stacktest.Stack) *consoleEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	RegisterConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: env.runner,
+	env.cn = registerConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: env.runner,
 		Logger: slog.New(slog.DiscardHandler), Clock: env.clock, Refunds: refunds})
 	for _, r := range core.AllRoles() {
 		env.staff[r] = env.addStaff(string(r)+"-user", r)

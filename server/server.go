@@ -68,6 +68,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = handleError
+	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
 		skew: d.skew}
 	e.Use(traceID(), requestLog(d.Logger, newHTTPMetrics(d.Registry)), recoverPanics(d.Logger))

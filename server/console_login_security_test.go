@@ -1,0 +1,72 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"seatflow/core"
+)
+
+// TestLoginRefusesCrossSite: the login form posted from another site is
+// refused even with a matching double-submit token and the right password.
+func TestLoginRefusesCrossSite(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		want   int
+	}{
+		{"no browser headers", nil, http.StatusSeeOther},
+		{"same origin", http.Header{"Origin": {"http://example.com"}, "Sec-Fetch-Site": {"same-origin"}}, http.StatusSeeOther},
+		{"cross-site fetch", http.Header{"Sec-Fetch-Site": {"cross-site"}}, http.StatusForbidden},
+		{"same-site sibling", http.Header{"Sec-Fetch-Site": {"same-site"}}, http.StatusForbidden},
+		{"foreign origin", http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden},
+		{"opaque origin", http.Header{"Origin": {"null"}}, http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newConsoleEnv(t)
+			b := env.browser()
+			form := b.do("GET", "/console/login", nil, nil)
+			m := hiddenCSRF.FindStringSubmatch(form.Body.String())
+			if m == nil {
+				t.Fatalf("login form without a token")
+			}
+			rec := b.do("POST", "/console/login", url.Values{"_csrf": {m[1]},
+				"username": {env.staff[core.RoleOps].Username}, "password": {testPassword}}, tc.header)
+			if rec.Code != tc.want {
+				t.Fatalf("status %d, want %d", rec.Code, tc.want)
+			}
+			if got := b.cookies[sessionCookie] != nil; got != (tc.want == http.StatusSeeOther) {
+				t.Errorf("session cookie set: %t", got)
+			}
+		})
+	}
+}
+
+// TestCSRFTokenNotFromQuery: a CSRF token in the query string does not
+// count, for the login form and for a logged-in action alike.
+func TestCSRFTokenNotFromQuery(t *testing.T) {
+	env := newConsoleEnv(t)
+	b := env.login(core.RoleOps)
+	if rec := b.do("POST", "/console/logout?_csrf="+url.QueryEscape(b.csrf), url.Values{}, nil); rec.Code != http.StatusForbidden {
+		t.Errorf("logout with the token in the query: status %d, want 403", rec.Code)
+	}
+	if rec := b.do("GET", "/console/", nil, nil); rec.Code != http.StatusOK {
+		t.Errorf("session gone after a refused logout: status %d", rec.Code)
+	}
+	if rec := b.do("POST", "/console/logout", url.Values{"_csrf": {b.csrf}}, nil); rec.Code != http.StatusSeeOther {
+		t.Errorf("logout with the token in the body: status %d, want 303", rec.Code)
+	}
+
+	visitor := env.browser()
+	form := visitor.do("GET", "/console/login", nil, nil)
+	m := hiddenCSRF.FindStringSubmatch(form.Body.String())
+	if m == nil {
+		t.Fatalf("login form without a token")
+	}
+	rec := visitor.do("POST", "/console/login?_csrf="+url.QueryEscape(m[1]), url.Values{
+		"username": {env.staff[core.RoleOps].Username}, "password": {testPassword}}, nil)
+	if rec.Code != http.StatusForbidden || visitor.cookies[sessionCookie] != nil {
+		t.Errorf("login with the token in the query: status %d, want 403 and no session", rec.Code)
+	}
+}
