@@ -53,6 +53,9 @@ type Config struct {
 
 	APIToken      Secret // SEATFLOW_API_TOKEN
 	PaymentSecret Secret // SEATFLOW_PAYMENT_SECRET
+	// PaymentSecretPrevious (SEATFLOW_PAYMENT_SECRET_PREVIOUS, optional) is
+	// also accepted on callbacks while the gateway rotates to the new secret.
+	PaymentSecretPrevious Secret
 	// Generated reports which secrets were made up at start because their
 	// variable was empty, so the caller can print them once.
 	APITokenGenerated, PaymentSecretGenerated bool
@@ -166,6 +169,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
+	if p.getenv("SEATFLOW_PAYMENT_SECRET_PREVIOUS") != "" {
+		c.PaymentSecretPrevious, _ = p.secret("SEATFLOW_PAYMENT_SECRET_PREVIOUS")
+	}
 	if p.err != nil {
 		return Config{}, p.err
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -130,23 +129,6 @@ func recoverPanics(logger *slog.Logger) echo.MiddlewareFunc {
 			return fmt.Errorf("panic: %w", err)
 		},
 	})
-}
-
-// bearerAuth admits requests carrying "Authorization: Bearer <token>". The
-// comparison is constant-time so the token cannot be guessed byte by byte.
-func bearerAuth(token Secret) echo.MiddlewareFunc {
-	want := []byte(token.Reveal())
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			scheme, got, ok := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
-			if !ok || !strings.EqualFold(scheme, "Bearer") ||
-				subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
-				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="seatflow"`)
-				return errUnauthorized
-			}
-			return next(c)
-		}
-	}
 }
 
 // deadline bounds the work of one API call, so a hung store turns into a
