@@ -124,6 +124,7 @@ func RegisterConsole(e *echo.Echo, deps ConsoleDeps) {
 	g.GET("/shows/:id/events", cn.seatEvents, view)
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
 	cn.counterRoutes(g)
+	cn.apiKeyRoutes(g)
 	g.GET("/discrepancies", cn.discrepancies, disc)
 	g.GET("/discrepancies/:id", cn.discrepancyCase, disc)
 	g.POST("/discrepancies/:id/take", cn.takeCase, disc)
