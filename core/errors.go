@@ -18,6 +18,7 @@ const (
 	KindLimit
 	KindUnauthorized
 	KindUnavailable
+	KindForbidden // authenticated, but not allowed to do this
 )
 
 // Error is a classified error with a stable machine-readable code.

@@ -24,6 +24,7 @@ type cancelOrderRequest struct {
 // extendOrderRequest asks for a longer hold. Reason is optional: the API's
 // caller (the ticketing front end) knows why; it is recorded on the event.
 type extendOrderRequest struct {
+	UserID  int64  `json:"user_id"` // the order's user, as for cancel
 	Minutes int    `json:"minutes"`
 	Reason  string `json:"reason" text:"free"`
 }
@@ -166,6 +167,9 @@ func (s *Server) handleExtendOrder(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	if req.UserID <= 0 {
+		return core.Invalidf("user_id must be a positive integer")
+	}
 	if req.Minutes < 1 || req.Minutes > maxExtendMinutes {
 		return core.Invalidf("minutes must be a whole number from 1 to %d", maxExtendMinutes)
 	}
@@ -176,8 +180,8 @@ func (s *Server) handleExtendOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.engine.Extend(c.Request().Context(), no, time.Duration(req.Minutes)*time.Minute,
-		apiActor, req.Reason, nil)
+	o, err := s.engine.ExtendForCustomer(c.Request().Context(), no, req.UserID, time.Duration(req.Minutes)*time.Minute,
+		apiActor, req.Reason)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,11 @@ func (s *Server) handlePaymentCallback(c echo.Context) error {
 		return err
 	}
 	h := c.Request().Header
-	if err := verifySignature(s.cfg.PaymentSecret, h.Get(headerTimestamp), h.Get(headerSignature), body, time.Now()); err != nil {
+	err = verifySignature(s.cfg.PaymentSecret, h.Get(headerTimestamp), h.Get(headerSignature), body, time.Now())
+	if err != nil && s.cfg.PaymentSecretPrevious != "" { // during a rotation the old secret still signs
+		err = verifySignature(s.cfg.PaymentSecretPrevious, h.Get(headerTimestamp), h.Get(headerSignature), body, time.Now())
+	}
+	if err != nil {
 		return err
 	}
 	if err := requireJSONType(c, body); err != nil {

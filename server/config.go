@@ -58,6 +58,9 @@ type Config struct {
 	APIToken      Secret // SEATFLOW_API_TOKEN
 	PaymentSecret Secret // SEATFLOW_PAYMENT_SECRET
 	MetricsToken  Secret // SEATFLOW_METRICS_TOKEN; empty: /metrics needs no token
+	// PaymentSecretPrevious (SEATFLOW_PAYMENT_SECRET_PREVIOUS, optional) is
+	// also accepted on callbacks while the gateway rotates to the new secret.
+	PaymentSecretPrevious Secret
 	// Generated reports which secrets were made up at start because their
 	// variable was empty, so the caller can print them once.
 	APITokenGenerated, PaymentSecretGenerated bool
@@ -188,6 +191,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if v := p.getenv("SEATFLOW_METRICS_TOKEN"); v != "" {
 		c.MetricsToken, _ = p.secret("SEATFLOW_METRICS_TOKEN")
+	}
+	if p.getenv("SEATFLOW_PAYMENT_SECRET_PREVIOUS") != "" {
+		c.PaymentSecretPrevious, _ = p.secret("SEATFLOW_PAYMENT_SECRET_PREVIOUS")
 	}
 	if p.err != nil {
 		return Config{}, p.err

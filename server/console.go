@@ -143,6 +143,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
 	cn.counterRoutes(g)
 	cn.deadLetterRoutes(g)
+	cn.apiKeyRoutes(g)
 	g.GET("/discrepancies", cn.discrepancies, disc)
 	g.GET("/discrepancies/:id", cn.discrepancyCase, disc)
 	g.POST("/discrepancies/:id/take", cn.takeCase, disc)

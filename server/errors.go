@@ -82,6 +82,8 @@ func kindStatus(k core.Kind) int {
 		return http.StatusUnauthorized
 	case core.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case core.KindForbidden:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -177,6 +177,7 @@ func TestHostileInput(t *testing.T) {
 			tc{"user id " + n, "POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":%s,"show_id":%d,"seat_ids":["A-1"]}`, n, show), nil, 400},
 			tc{"show id " + n, "POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":2,"show_id":%s,"seat_ids":["A-1"]}`, n), nil, 0},
 			tc{"cancel user id " + n, "POST", "/api/v1/orders/" + h.order + "/cancel", fmt.Sprintf(`{"user_id":%s}`, n), nil, 400},
+			tc{"extend user id " + n, "POST", "/api/v1/orders/" + h.order + "/extend", fmt.Sprintf(`{"user_id":%s,"minutes":5}`, n), nil, 400},
 			tc{"amount " + n, "POST", "/api/v1/payments/callback",
 				fmt.Sprintf(`{"order_no":%q,"txn_id":"T-n","amount_cents":%s}`, h.order, n),
 				signed(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-n","amount_cents":%s}`, h.order, n)), 0},
@@ -193,6 +194,12 @@ func TestHostileInput(t *testing.T) {
 		tc{"timestamp overflow", "POST", "/api/v1/payments/callback", `{}`,
 			map[string]string{"X-SeatFlow-Timestamp": "99999999999999999999", "X-SeatFlow-Signature": "00"}, 401},
 		tc{"token with injection", "GET", "/api/v1/shows", "", map[string]string{"Authorization": "Bearer ' OR 1=1 --"}, 401},
+		tc{"API key with injection", "GET", "/api/v1/shows", "", map[string]string{"Authorization": "Bearer sfk_' OR key_hash <> '"}, 401},
+		tc{"API key of 4 KB", "GET", "/api/v1/shows", "", map[string]string{"Authorization": "Bearer sfk_" + strings.Repeat("A", 4<<10)}, 401},
+		tc{"extend without user_id", "POST", "/api/v1/orders/" + h.order + "/extend", `{"minutes":5}`, nil, 400},
+		tc{"extend another user's order", "POST", "/api/v1/orders/" + h.order + "/extend", `{"user_id":2,"minutes":5}`, nil, 404},
+		tc{"callback with a bad bearer but no signature", "POST", "/api/v1/payments/callback", `{}`,
+			map[string]string{"Authorization": "Bearer nope"}, 401},
 	)
 	// Strict JSON on every route that takes a body: a key given twice or
 	// in another case is 400, a body not sent as JSON is 415.

@@ -155,8 +155,9 @@ func recoverPanics(logger *slog.Logger) echo.MiddlewareFunc {
 	})
 }
 
-// bearerAuth admits requests carrying "Authorization: Bearer <token>". The
-// comparison is constant-time so the token cannot be guessed byte by byte.
+// bearerAuth admits requests carrying "Authorization: Bearer <token>" (the
+// metrics token). The comparison is constant-time so the token cannot be
+// guessed byte by byte.
 func bearerAuth(token Secret) echo.MiddlewareFunc {
 	want := []byte(token.Reveal())
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

@@ -20,7 +20,7 @@ func TestAPIExtend(t *testing.T) {
 	expire, _ := time.Parse(time.RFC3339, o["expire_time"].(string))
 	path := "/api/v1/orders/" + no + "/extend"
 
-	rec := a.do("POST", path, `{"minutes":30,"reason":"customer on the phone"}`)
+	rec := a.do("POST", path, `{"user_id":1,"minutes":30,"reason":"customer on the phone"}`)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("extend: %d %s", rec.Code, rec.Body)
 	}
@@ -43,14 +43,16 @@ func TestAPIExtend(t *testing.T) {
 		status           int
 		code             string
 	}{
-		{"past the maximum hold (45 of 60 min used)", path, `{"minutes":16}`, 422, "hold_limit"},
-		{"zero minutes", path, `{"minutes":0}`, 400, "invalid_request"},
-		{"more than 120", path, `{"minutes":121}`, 400, "invalid_request"},
-		{"not a number", path, `{"minutes":"5"}`, 400, "invalid_request"},
-		{"unknown field", path, `{"minutes":5,"hours":1}`, 400, "invalid_request"},
-		{"reason too long", path, `{"minutes":5,"reason":"` + strings.Repeat("x", 501) + `"}`, 400, "invalid_request"},
-		{"paid order", "/api/v1/orders/" + paid["order_no"].(string) + "/extend", `{"minutes":5}`, 409, "order_not_pending"},
-		{"unknown order", "/api/v1/orders/SFNOPE/extend", `{"minutes":5}`, 404, "order_not_found"},
+		{"past the maximum hold (45 of 60 min used)", path, `{"user_id":1,"minutes":16}`, 422, "hold_limit"},
+		{"zero minutes", path, `{"user_id":1,"minutes":0}`, 400, "invalid_request"},
+		{"more than 120", path, `{"user_id":1,"minutes":121}`, 400, "invalid_request"},
+		{"not a number", path, `{"user_id":1,"minutes":"5"}`, 400, "invalid_request"},
+		{"unknown field", path, `{"user_id":1,"minutes":5,"hours":1}`, 400, "invalid_request"},
+		{"reason too long", path, `{"user_id":1,"minutes":5,"reason":"` + strings.Repeat("x", 501) + `"}`, 400, "invalid_request"},
+		{"paid order", "/api/v1/orders/" + paid["order_no"].(string) + "/extend", `{"user_id":2,"minutes":5}`, 409, "order_not_pending"},
+		{"without user_id", path, `{"minutes":5}`, 400, "invalid_request"},
+		{"another user's order", path, `{"user_id":2,"minutes":5}`, 404, "order_not_found"},
+		{"unknown order", "/api/v1/orders/SFNOPE/extend", `{"user_id":1,"minutes":5}`, 404, "order_not_found"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := a.do("POST", c.path, c.body)
@@ -59,10 +61,10 @@ func TestAPIExtend(t *testing.T) {
 			}
 		})
 	}
-	if rec := a.do("POST", path, `{"minutes":15}`); rec.Code != http.StatusOK {
+	if rec := a.do("POST", path, `{"user_id":1,"minutes":15}`); rec.Code != http.StatusOK {
 		t.Errorf("up to the maximum: %d %s", rec.Code, rec.Body)
 	}
-	if rec := a.do("POST", path, `{"minutes":5}`, "Authorization", ""); rec.Code != http.StatusUnauthorized {
+	if rec := a.do("POST", path, `{"user_id":1,"minutes":5}`, "Authorization", ""); rec.Code != http.StatusUnauthorized {
 		t.Errorf("without a token: %d", rec.Code)
 	}
 }

@@ -28,11 +28,12 @@ func (s *Server) routes() {
 	// middleware is per route, not on the group: a group's catch-all would
 	// turn "wrong method" (405) into 404.
 	api := e.Group("/api/v1")
-	mw := []echo.MiddlewareFunc{apiHeaders, bearerAuth(s.cfg.APIToken),
+	auth := s.apiKeyAuth() // API keys and the scope each route needs: api_keys.go
+	mw := []echo.MiddlewareFunc{apiHeaders, auth,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
-	planMW := []echo.MiddlewareFunc{apiHeaders, bearerAuth(s.cfg.APIToken), middleware.BodyLimit(planBodyLimit),
+	planMW := []echo.MiddlewareFunc{apiHeaders, auth, middleware.BodyLimit(planBodyLimit),
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)
@@ -48,7 +49,10 @@ func (s *Server) routes() {
 	if s.refunds != nil { // handler tests built without refunds have no refund route
 		api.POST("/orders/:order_no/refund", s.handleRefundOrder, mw...)
 	}
-	api.POST("/payments/callback", s.handlePaymentCallback, mw...)
+	// The gateway holds no API key: its callback is authenticated by its
+	// HMAC signature alone (api_payments.go).
+	api.POST("/payments/callback", s.handlePaymentCallback,
+		apiHeaders, middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout))
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes
 		api.GET("/reconcile/runs", s.handleReconcileRuns, mw...)

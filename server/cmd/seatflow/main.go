@@ -48,6 +48,9 @@ commands:
                   and print how to use them
   staff add [--role box_office|ops|admin] NAME
                   create a console account; its password is printed once
+  apikey add --name NAME --scope SCOPE[,SCOPE...] | apikey list | apikey revoke ID
+                  manage API keys (scopes: orders:read, orders:write,
+                  shows:write, reconcile, refunds); add prints the key once
   reconcile --once [--dry-run]
                   run the six reconcile checks now, print what they found and
                   fixed; exits non-zero when a check had errors
@@ -82,6 +85,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return demo(ctx, rest, getenv, stdout)
 	case "staff":
 		return staff(ctx, rest, getenv, stdout)
+	case "apikey":
+		return apikey(ctx, rest, getenv, stdout)
 	case "reconcile":
 		return reconcileOnce(ctx, rest, getenv, stdout)
 	case "seats":
@@ -186,6 +191,15 @@ func staff(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 	return server.StaffAdd(ctx, db, args[1:], stdout)
+}
+
+func apikey(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	_, db, err := openDB(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	return server.APIKeyCommand(ctx, db, args, stdout)
 }
 
 func reconcileOnce(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
