@@ -216,7 +216,7 @@ func checkSeatRelay(t *testing.T, s *stack, placeOn, watchOn *instance) {
 	if res.status != http.StatusCreated {
 		t.Fatalf("place on %s: %d %s", placeOn.name, res.status, res.code)
 	}
-	want := fmt.Sprintf(`id="seat-%s" class="seat locked"`, seat)
+	want := fmt.Sprintf(`id="seat-%s" class="locked"`, seat)
 	for {
 		select {
 		case ev, ok := <-events:
