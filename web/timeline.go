@@ -26,6 +26,18 @@ type detailField struct {
 // Keys not listed are still shown, after these, under their own name, so a
 // new kind of event is never hidden from staff.
 func detailFields() []detailField {
+	var (
+		outcome         = translated("ev.outcome.")
+		status          = translated("status.")
+		reason          = translated("reason.")
+		discrepancyKind = translated("disc.kind.")
+		checkName       = translated("reconcile.check.")
+		role            = translated("role.")
+		caseState       = translated("disc.tab.")
+		// The engine's own actors (system, sweep, reconcile); people
+		// (user:7, staff:ann) and payment providers stay as written.
+		actor = translated("actor.")
+	)
 	return []detailField{
 		{"hop", "ev.hop", plain},
 		{"level", "ev.level", level},
@@ -160,47 +172,17 @@ func level(p Page, v any) string {
 	return plain(p, v)
 }
 
-func outcome(p Page, v any) string {
-	s := fmt.Sprint(v)
-	return TranslateOr(p.Lang, "ev.outcome."+s, s)
+// translated shows a value as the catalog word under prefix+value, or as
+// written when the catalog has none (a new value is never hidden).
+func translated(prefix string) func(Page, any) string {
+	return func(p Page, v any) string {
+		s := fmt.Sprint(v)
+		return TranslateOr(p.Lang, prefix+s, s)
+	}
 }
-
-func status(p Page, v any) string {
-	s := fmt.Sprint(v)
-	return TranslateOr(p.Lang, "status."+s, s)
-}
-
-func discrepancyKind(p Page, v any) string {
-	s := fmt.Sprint(v)
-	return TranslateOr(p.Lang, "disc.kind."+s, s)
-}
-
-func checkName(p Page, v any) string { return CheckName(p, fmt.Sprint(v)) }
 
 // CheckName is the translated name of a reconcile check.
 func CheckName(p Page, name string) string { return TranslateOr(p.Lang, "reconcile.check."+name, name) }
-
-// actor translates the engine's own actors (system, sweep, reconcile);
-// people (user:7, staff:ann) and payment providers stay as written.
-func actor(p Page, v any) string {
-	s := fmt.Sprint(v)
-	return TranslateOr(p.Lang, "actor."+s, s)
-}
-
-func role(p Page, v any) string {
-	s := fmt.Sprint(v)
-	return TranslateOr(p.Lang, "role."+s, s)
-}
-
-func caseState(p Page, v any) string {
-	s := fmt.Sprint(v)
-	return TranslateOr(p.Lang, "disc.tab."+s, s)
-}
-
-func reason(p Page, v any) string {
-	s := fmt.Sprint(v)
-	return TranslateOr(p.Lang, "reason."+s, s)
-}
 
 func list(_ Page, v any) string {
 	if xs, ok := v.([]any); ok {
