@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 )
 
 // BenchmarkDrainSQLite measures how fast one queue drains a burst of due
@@ -30,7 +31,7 @@ func BenchmarkDrainSQLite(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		eventually(b, time.Minute, "burst drained", func() bool { return countRows(b, db, "1 = 1") == 0 })
+		testenv.WaitFor(b, time.Minute, "burst drained", func() bool { return countRows(b, db, "1 = 1") == 0 })
 		drained += time.Since(start)
 		tasks += burst
 		if err := q.Close(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -104,16 +103,4 @@ func countRows(t testing.TB, db *sqlx.DB, where string, args ...any) int {
 		t.Fatalf("count delay_task: %v", err)
 	}
 	return n
-}
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

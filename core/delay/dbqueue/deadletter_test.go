@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 )
 
 // stepClock is the real clock moved forward by the test, so a retry's
@@ -72,15 +73,15 @@ func TestHandlerAlwaysFailingForOneOrderMakesItsTaskADeadLetter(t *testing.T) {
 			}
 		}
 		for i := 1; i < maxAttempts; i++ {
-			eventually(t, 5*time.Second, "poison task rescheduled after failure", func() bool {
+			testenv.WaitFor(t, 5*time.Second, "poison task rescheduled after failure", func() bool {
 				return countRows(t, db, "order_no = 'POISON' AND attempts = ? AND claimed_by = ''", i) == 1
 			})
 			clock.advance(time.Minute + time.Second) // past any backoff
 		}
-		eventually(t, 5*time.Second, "poison task moved to dead_letter", func() bool {
+		testenv.WaitFor(t, 5*time.Second, "poison task moved to dead_letter", func() bool {
 			return countRows(t, db, "order_no = 'POISON'") == 0
 		})
-		eventually(t, 5*time.Second, "other tasks handled and deleted", func() bool {
+		testenv.WaitFor(t, 5*time.Second, "other tasks handled and deleted", func() bool {
 			_, ok1 := handled.Load("OK-1")
 			_, ok2 := handled.Load("OK-2")
 			return ok1 && ok2 && countRows(t, db, "1 = 1") == 0

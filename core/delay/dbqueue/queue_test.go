@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 )
 
 type fixedClock struct{ t time.Time }
@@ -200,7 +201,7 @@ func TestLateness(t *testing.T) {
 		if p50 > poll/4 || p99 > 3*poll {
 			t.Errorf("lateness p50 %v, p99 %v: want p50 ≤ %v, p99 ≤ %v", p50, p99, poll/4, 3*poll)
 		}
-		eventually(t, 2*time.Second, "every fired task's row deleted", func() bool { return countRows(t, db, "1 = 1") == 0 })
+		testenv.WaitFor(t, 2*time.Second, "every fired task's row deleted", func() bool { return countRows(t, db, "1 = 1") == 0 })
 	})
 }
 
@@ -300,7 +301,7 @@ func TestRetryBackoff(t *testing.T) {
 				case <-time.After(10 * time.Second):
 					t.Fatalf("task not handled after %d failures; deliveries %v", tt.fails, deliveries)
 				}
-				eventually(t, 2*time.Second, "row deleted after success", func() bool { return countRows(t, db, "1 = 1") == 0 })
+				testenv.WaitFor(t, 2*time.Second, "row deleted after success", func() bool { return countRows(t, db, "1 = 1") == 0 })
 				for i := 1; i < len(deliveries); i++ {
 					gap := deliveries[i].at.Sub(deliveries[i-1].at)
 					want := backoff(i - 1)
@@ -352,7 +353,7 @@ func TestRestart(t *testing.T) {
 		if err := q1.Send(ctx, core.TimeoutMsg{OrderNo: "S-later", Hop: 1}, 0, 1500*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "q1 claims S-1 and S-2", func() bool {
+		testenv.WaitFor(t, 5*time.Second, "q1 claims S-1 and S-2", func() bool {
 			return countRows(t, db, "claimed_by = ?", q1.Owner()) == 3
 		})
 		closed := make(chan error)
@@ -434,7 +435,7 @@ func TestTwoOwnersExactlyOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		eventually(t, time.Minute, "every task handled", func() bool { return total.Load() >= n })
+		testenv.WaitFor(t, time.Minute, "every task handled", func() bool { return total.Load() >= n })
 		time.Sleep(300 * time.Millisecond) // room for a duplicate to show up
 		for _, q := range queues {
 			if err := q.Close(); err != nil {
@@ -482,7 +483,7 @@ func TestLeaseExpiry(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("task of a crashed owner never taken over")
 			}
-			eventually(t, 2*time.Second, "row deleted", func() bool { return countRows(t, db, "1 = 1") == 0 })
+			testenv.WaitFor(t, 2*time.Second, "row deleted", func() bool { return countRows(t, db, "1 = 1") == 0 })
 		})
 		t.Run("stalled handler", func(t *testing.T) {
 			ctx := context.Background()
@@ -531,7 +532,7 @@ func TestLeaseExpiry(t *testing.T) {
 			if err := <-aCtxErr; !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("stalled handler's ctx ended with %v, want DeadlineExceeded at lease end", err)
 			}
-			eventually(t, 2*time.Second, "row deleted", func() bool { return countRows(t, db, "1 = 1") == 0 })
+			testenv.WaitFor(t, 2*time.Second, "row deleted", func() bool { return countRows(t, db, "1 = 1") == 0 })
 			if err := a.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
@@ -562,7 +563,7 @@ func TestDrainBurst(t *testing.T) {
 		if err := q.Consume(context.Background(), func(context.Context, core.TimeoutMsg) error { handled.Add(1); return nil }); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "burst drained", func() bool { return countRows(t, db, "1 = 1") == 0 })
+		testenv.WaitFor(t, time.Minute, "burst drained", func() bool { return countRows(t, db, "1 = 1") == 0 })
 		took := time.Since(start)
 		t.Logf("%s: drained %d tasks in %v (%.0f tasks/s)", tdb.dialect, n, took, n/took.Seconds())
 		if got := handled.Load(); got != n {
