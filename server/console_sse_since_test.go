@@ -98,43 +98,22 @@ func openSeatStream(t *testing.T, streamURL string, b *browser) func() string {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("stream: status %d", resp.StatusCode)
 	}
-	events := make(chan string, 10)
-	go func() {
-		defer close(events)
-		buf := make([]byte, 64<<10)
-		var acc strings.Builder
-		for {
-			n, err := resp.Body.Read(buf)
-			acc.Write(buf[:n])
-			for {
-				s := acc.String()
-				i := strings.Index(s, "\n\n")
-				if i < 0 {
-					break
-				}
-				if ev := s[:i]; !strings.HasPrefix(ev, ":") { // not a keep-alive comment
-					events <- ev
-				}
-				acc.Reset()
-				acc.WriteString(s[i+2:])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	events := sseEvents(resp.Body, 10)
 	return func() string {
 		t.Helper()
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				t.Fatal("stream ended")
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatal("stream ended")
+				}
+				if !strings.HasPrefix(ev, ":") { // not a keep-alive comment
+					return ev
+				}
+			case <-ctx.Done():
+				t.Fatal("no event in time")
 			}
-			return ev
-		case <-ctx.Done():
-			t.Fatal("no event in time")
 		}
-		return ""
 	}
 }
 

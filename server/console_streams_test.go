@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,29 +14,17 @@ import (
 	"seatflow/core"
 )
 
-// openSeatStreamChan opens the test show's event stream as b over a real
-// connection and returns its events, one string each; the channel closes
+// sseEvents reads a server-sent event stream into a channel, one string per
+// event (keep-alive comments included), buffering size; the channel closes
 // when the stream ends.
-func openSeatStreamChan(t *testing.T, ctx context.Context, srv *httptest.Server, env *consoleEnv, b *browser) <-chan string {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/console/shows/%d/events", srv.URL, env.show.ID), nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.AddCookie(b.cookies[sessionCookie])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	if resp.StatusCode != 200 {
-		t.Fatalf("stream: status %d", resp.StatusCode)
-	}
-	events := make(chan string, 100)
+func sseEvents(body io.Reader, size int) <-chan string {
+	events := make(chan string, size)
 	go func() {
 		defer close(events)
 		buf := make([]byte, 64<<10)
 		var acc strings.Builder
 		for {
-			n, err := resp.Body.Read(buf)
+			n, err := body.Read(buf)
 			acc.Write(buf[:n])
 			for {
 				s := acc.String()
@@ -53,6 +42,25 @@ func openSeatStreamChan(t *testing.T, ctx context.Context, srv *httptest.Server,
 		}
 	}()
 	return events
+}
+
+// openSeatStreamChan opens the test show's event stream as b over a real
+// connection and returns its events, one string each; the channel closes
+// when the stream ends.
+func openSeatStreamChan(t *testing.T, ctx context.Context, srv *httptest.Server, env *consoleEnv, b *browser) <-chan string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/console/shows/%d/events", srv.URL, env.show.ID), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.AddCookie(b.cookies[sessionCookie])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: status %d", resp.StatusCode)
+	}
+	return sseEvents(resp.Body, 100)
 }
 
 // TestSeatStreamEndsWithSession: a stream opened before its session ends

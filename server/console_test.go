@@ -868,29 +868,7 @@ func TestSeatEventsStream(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	events := make(chan string, 10)
-	go func() {
-		defer close(events)
-		buf := make([]byte, 64<<10)
-		var acc strings.Builder
-		for {
-			n, err := resp.Body.Read(buf)
-			acc.Write(buf[:n])
-			for {
-				s := acc.String()
-				i := strings.Index(s, "\n\n")
-				if i < 0 {
-					break
-				}
-				events <- s[:i]
-				acc.Reset()
-				acc.WriteString(s[i+2:])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	events := sseEvents(resp.Body, 10)
 	next := func() string {
 		t.Helper()
 		select {
