@@ -617,15 +617,26 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 	return CancelResult{Won: true, Order: order}, nil
 }
 
-// Cancel is the customer's cancel: only the owner may cancel, a repeat is a
-// success, and a paid order cannot be cancelled here.
-func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Order, error) {
+// customerOrder reads an order a customer acts on: another user's order,
+// and a counter sale, are "not found", so a caller can neither act on nor
+// probe orders that are not its user's.
+func (e *Engine) customerOrder(ctx context.Context, orderNo string, userID int64) (Order, error) {
 	o, err := e.store.Order(ctx, orderNo)
 	if err != nil {
 		return Order{}, err
 	}
 	if o.UserID != userID || userID == BoxOfficeUserID {
-		return Order{}, ErrOrderNotFound // never reveal another user's order, nor a counter sale
+		return Order{}, ErrOrderNotFound
+	}
+	return o, nil
+}
+
+// Cancel is the customer's cancel: only the owner may cancel, a repeat is a
+// success, and a paid order cannot be cancelled here.
+func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Order, error) {
+	o, err := e.customerOrder(ctx, orderNo, userID)
+	if err != nil {
+		return Order{}, err
 	}
 	actor := fmt.Sprintf("%s%d", ActorCustomerPrefix, userID)
 	if o.Status == StatusPending {
