@@ -141,6 +141,7 @@ const (
 	AuditShowCreate         = "show_create"
 	AuditSeatsBlock         = "seats_block"
 	AuditSeatsUnblock       = "seats_unblock"
+	AuditArchiveDelete      = "archive_delete" // archived audit rows deleted by `seatflow archive --delete`
 )
 
 // Staff errors.

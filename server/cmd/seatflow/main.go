@@ -19,8 +19,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"seatflow/core/reconcile"
 	"seatflow/core/store"
@@ -56,6 +58,10 @@ commands:
                   fixed; exits non-zero when a check had errors
   seats rebuild   recompute the Redis seat state of every show from the
                   database (after a flushed or failed-over Redis)
+  archive --before DATE [--dir DIR] [--delete] | archive --verify MANIFEST
+                  copy the audit log and money records older than DATE to
+                  gzip JSON Lines files (default folder: <data>/archive) and
+                  verify them; --delete then removes the archived audit rows
   bench SCENARIO  load benchmarks against a server it starts (see BENCHMARKS.md)
   help            show this text
 
@@ -91,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return reconcileOnce(ctx, rest, getenv, stdout)
 	case "seats":
 		return seatsRebuild(ctx, rest, getenv, stdout)
+	case "archive":
+		return archive(ctx, rest, getenv, stdout)
 	case "bench":
 		return bench.Run(ctx, rest, getenv, stdout)
 	case "help":
@@ -200,6 +208,15 @@ func apikey(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 	return server.APIKeyCommand(ctx, db, args, stdout)
+}
+
+func archive(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	cfg, db, err := openDB(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	return server.ArchiveCommand(ctx, db, args, filepath.Join(dataDir(cfg), "archive"), time.Now().UTC(), stdout)
 }
 
 func reconcileOnce(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
