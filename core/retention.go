@@ -17,7 +17,7 @@ type Retention struct {
 	// seat keys in Redis are deleted and a start-up rebuild skips it.
 	ShowGrace time.Duration
 	Every     time.Duration // how often the pruning job runs
-	Batch     int           // rows per DELETE
+	Batch     int           // the most rows one DELETE spans
 	// MaxBatches bounds one run, so it gives the lease back to reconcile
 	// soon; a backlog is worked off over several runs.
 	MaxBatches int
@@ -47,6 +47,48 @@ func (r Retention) Validate() error {
 		return fmt.Errorf("retention max batches %d: must be positive", r.MaxBatches)
 	}
 	return nil
+}
+
+// BatchTarget is how long one pruning DELETE should hold its locks: well
+// under the 100 ms a placement waiting on the same index pages may afford.
+const BatchTarget = 40 * time.Millisecond
+
+// PruneIdle is how many times as long as a batch took the pruning job then
+// rests: it takes at most a tenth of the database's write time, which keeps
+// placements' p99 close to what it is without pruning (the 1 M-row test
+// prints both), and still works off a day's history in minutes.
+const PruneIdle = 9
+
+// BatchSizer picks the size of each pruning batch so that one DELETE stays
+// near BatchTarget whatever the database's speed today: it starts small,
+// doubles while batches are quick and shrinks in proportion after a slow
+// one, never above Max.
+type BatchSizer struct {
+	Max  int
+	size int
+}
+
+// minBatch keeps a slow database from pruning one row at a time.
+const minBatch = 10
+
+// Size is the number of ids the next batch should span.
+func (s *BatchSizer) Size() int {
+	if s.size == 0 {
+		s.size = min(s.Max, 100)
+	}
+	return s.size
+}
+
+// Took records how long the last batch's DELETE ran.
+func (s *BatchSizer) Took(d time.Duration) {
+	n := s.Size()
+	switch {
+	case d > BatchTarget:
+		n = int(int64(n) * int64(BatchTarget) / int64(d))
+	case d < BatchTarget/2:
+		n *= 2
+	}
+	s.size = max(min(n, s.Max), min(minBatch, s.Max))
 }
 
 // RebuildShows rebuilds the seat state of the shows given (the ones still

@@ -39,8 +39,9 @@ func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, 
 	}()
 	now := r.deps.Clock.Now()
 	var rep PruneReport
+	sizer := core.BatchSizer{Max: p.Batch}
 	for from := int64(0); rep.Batches < p.MaxBatches; {
-		b, err := r.deps.DB.PruneOrderEvents(runCtx, from, now.Add(-p.OrderEvents), p.Batch)
+		b, err := r.deps.DB.PruneOrderEvents(runCtx, from, now.Add(-p.OrderEvents), sizer.Size())
 		if err != nil {
 			return rep, fmt.Errorf("retention: %w", err)
 		}
@@ -51,7 +52,11 @@ func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, 
 		rep.Batches++
 		rep.EventsDeleted += b.Deleted
 		rep.WorstBatch = max(rep.WorstBatch, b.Took)
+		sizer.Took(b.Took)
 		from = b.Next
+		if err := pause(runCtx, core.PruneIdle*b.Took); err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
 	}
 	ended, err := r.deps.DB.ShowsEndedBefore(runCtx, now.Add(-p.ShowGrace))
 	if err != nil {
@@ -88,4 +93,15 @@ func (r *Reconciler) StartPruning(ctx context.Context, p core.Retention) <-chan 
 		}
 	}()
 	return done
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
