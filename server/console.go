@@ -159,6 +159,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.POST("/staff", cn.staffAdd, staff)
 	g.POST("/staff/:id/disable", cn.staffDisable, staff)
 	g.POST("/staff/:id/enable", cn.staffEnable, staff)
+	cn.passwordRoutes(g, view, staff)
 	cn.mountReopen(g, view)
 	return cn
 }

@@ -593,6 +593,8 @@ type StaffData struct {
 	Username  string
 	Role      core.Role
 	FormError string // catalog key
+	// A password link just made, shown this once.
+	ResetLink, ResetFor string
 }
 
 // ErrorData is an error page.

@@ -50,6 +50,8 @@ commands:
                   and print how to use them
   staff add [--role box_office|ops|admin] NAME
                   create a console account; its password is printed once
+  staff reset-link NAME
+                  print a one-time link (24 h) that sets NAME's password
   apikey add --name NAME --scope SCOPE[,SCOPE...] | apikey list | apikey revoke ID
                   manage API keys (scopes: orders:read, orders:write,
                   shows:write, reconcile, refunds); add prints the key once
@@ -190,14 +192,17 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 }
 
 func staff(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
-	if len(args) == 0 || args[0] != "add" {
-		return fmt.Errorf("usage: seatflow staff add [--role box_office|ops|admin] NAME")
+	if len(args) == 0 || (args[0] != "add" && args[0] != "reset-link") {
+		return fmt.Errorf("usage: seatflow staff add [--role box_office|manager|ops|admin] NAME | staff reset-link NAME")
 	}
 	_, db, err := openDB(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
+	if args[0] == "reset-link" {
+		return server.StaffResetLink(ctx, db, args[1:], stdout)
+	}
 	return server.StaffAdd(ctx, db, args[1:], stdout)
 }
 
