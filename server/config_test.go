@@ -61,6 +61,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SEATFLOW_LOG_LEVEL":             "debug",
 		"SEATFLOW_ROCKETMQ_TOPIC":        "SF_T",
 		"SEATFLOW_REFUND_APPROVAL_CENTS": "5000",
+		"SEATFLOW_REQUIRE_2FA":           "admin",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestLoadConfigValues(t *testing.T) {
 	}
 	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
 		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
-		c.RefundApprovalCents != 5000 {
+		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != core.SecondFactorAdmins {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -111,6 +112,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_ROCKETMQ_GROUP", strings.Repeat("g", 128), ""},
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "-1", ""},
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "12.50", ""},
+		{"SEATFLOW_REQUIRE_2FA", "admins", "want admin, all or empty"},
 		{"SEATFLOW_API_TOKEN", "short", "at least 16"},
 		{"SEATFLOW_PAYMENT_SECRET", "short", "at least 16"},
 	}

@@ -49,6 +49,8 @@ type ConsoleDeps struct {
 	// ClockOffset is this instance's clock offset to the database, for the
 	// dashboard; nil shows none.
 	ClockOffset func() (time.Duration, bool)
+	// SecondFactor is SEATFLOW_REQUIRE_2FA.
+	SecondFactor core.SecondFactorPolicy
 }
 
 // console holds the console's handlers.
@@ -160,6 +162,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.POST("/staff/:id/disable", cn.staffDisable, staff)
 	g.POST("/staff/:id/enable", cn.staffEnable, staff)
 	cn.passwordRoutes(g, view, staff)
+	cn.secondFactorRoutes(g, view, staff)
 	cn.mountReopen(g, view)
 	return cn
 }
