@@ -22,10 +22,14 @@ const (
 	ScopeShowsWrite  Scope = "shows:write"  // create shows, change plans, block seats, cancel shows
 	ScopeReconcile   Scope = "reconcile"    // list and start reconcile runs
 	ScopeRefunds     Scope = "refunds"      // refund paid orders
+	// ScopeClientIP is a right, not a route's scope: the key's
+	// X-SeatFlow-Client-IP names the end user the limits count (a front
+	// end that forwards its visitors' addresses).
+	ScopeClientIP Scope = "client_ip"
 )
 
 // AllScopes lists every scope, in the order they are shown.
-var AllScopes = []Scope{ScopeOrdersRead, ScopeOrdersWrite, ScopeShowsWrite, ScopeReconcile, ScopeRefunds}
+var AllScopes = []Scope{ScopeOrdersRead, ScopeOrdersWrite, ScopeShowsWrite, ScopeReconcile, ScopeRefunds, ScopeClientIP}
 
 // Audit actions of API key management.
 const (

@@ -117,6 +117,9 @@ type Order struct {
 	TimeoutSend     HopState
 	TimeoutResendAt time.Time
 	Customer        Customer // zero when placed without one
+	// ClientIP is the end-user address the API placed the order from
+	// (abuse.go); "" from the console.
+	ClientIP string
 }
 
 // Event is one line of an order's timeline (order_event).

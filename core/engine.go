@@ -22,6 +22,9 @@ type Config struct {
 	MaxSeatsPerOrder int
 	MaxHold          time.Duration // longest a hold may last in all, extensions included; 0 = DefaultMaxHold
 	Delay            DelayPolicy
+	// MaxHoldsPerClient caps the pending orders one end-user address may
+	// have on one show (abuse.go); 0 = no cap.
+	MaxHoldsPerClient int
 }
 
 // Deps are the engine's adapters. Clock, Logger, Metrics and Notifier may be nil.
@@ -99,6 +102,9 @@ type PlaceRequest struct {
 	// which the public API may not, and no purchase limit applies, as the
 	// counter sells for many people under BoxOfficeUserID.
 	BoxOffice bool
+	// ClientIP is the end-user address the API placed it from: capped by
+	// Config.MaxHoldsPerClient, and stored with the order.
+	ClientIP string
 }
 
 var seatIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,15}$`)
@@ -183,6 +189,7 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 		CreatedAt:  now,
 		ExpireAt:   now.Add(e.cfg.HoldTTL),
 		TimeoutHop: 1,
+		ClientIP:   r.ClientIP,
 	}
 	for _, s := range plan {
 		o.AmountCents += s.PriceCents
@@ -190,6 +197,9 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	firstHop := e.cfg.Delay.Plan(e.cfg.HoldTTL)
 	o.TimeoutDueAt = now.Add(firstHop.Delay)
 
+	if err := e.checkClientHolds(ctx, r); err != nil {
+		return Order{}, err
+	}
 	lock, limit := e.seats.Lock, e.cfg.PurchaseLimit
 	if r.BoxOffice {
 		lock, limit = e.seats.LockBlocked, 0

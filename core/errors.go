@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind classifies an error for callers that must react to it (the HTTP layer
@@ -18,7 +19,8 @@ const (
 	KindLimit
 	KindUnauthorized
 	KindUnavailable
-	KindForbidden // authenticated, but not allowed to do this
+	KindForbidden   // authenticated, but not allowed to do this
+	KindRateLimited // too many at once: try again after Error.RetryAfter
 )
 
 // Error is a classified error with a stable machine-readable code.
@@ -28,7 +30,10 @@ type Error struct {
 	Message string
 	Seats   []string // seats that could not be locked, for seat_unavailable
 	Field   string   // the request field at fault, e.g. "seats[3].category"
-	Err     error
+	// RetryAfter, for KindRateLimited: when trying again may succeed
+	// (0: a second).
+	RetryAfter time.Duration
+	Err        error
 }
 
 func (e *Error) Error() string {

@@ -46,6 +46,9 @@ type Store interface {
 	// TakenSeats is the DB's view of a show's seats: every order_seat row with
 	// its order's status (pending → locked, paid → sold).
 	TakenSeats(ctx context.Context, showID int64) ([]SeatHold, error)
+	// PendingHoldsFrom counts the pending orders placed from the end-user
+	// address clientIP on the show (abuse.go).
+	PendingHoldsFrom(ctx context.Context, showID int64, clientIP string) (int, error)
 	Ping(ctx context.Context) error
 }
 

@@ -93,6 +93,7 @@ func (s *Server) apiKeyAuth() echo.MiddlewareFunc {
 			if !known || !key.Allows(scope) {
 				return core.ErrInsufficientScope
 			}
+			c.Set(contextKeyAPIKey, key)
 			return next(c)
 		}
 	}

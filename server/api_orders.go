@@ -100,7 +100,7 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	r := core.PlaceRequest{UserID: req.UserID, ShowID: req.ShowID, SeatIDs: req.SeatIDs}
+	r := core.PlaceRequest{UserID: req.UserID, ShowID: req.ShowID, SeatIDs: req.SeatIDs, ClientIP: clientIPOf(c)}
 	if req.Customer != nil {
 		r.Customer = *req.Customer
 	}

@@ -41,8 +41,14 @@ func (s *Server) handleRunReconcile(c echo.Context) error {
 	if err != nil {
 		return core.Invalidf("dry_run must be true or false")
 	}
+	key, _ := c.Get(contextKeyAPIKey).(core.APIKey)
+	undo, err := s.abuse.reserveReconcile(key)
+	if err != nil {
+		return err
+	}
 	run, err := s.recon.RunOnce(c.Request().Context(), reconcile.TriggerManual, dryRun)
 	if ce := (*core.Error)(nil); errors.As(err, &ce) && ce.Code == reconcile.ErrBusy.Code {
+		undo() // no run started: the slot stays free
 		// Its message names the holder's host and pid, for the console.
 		return reconcile.ErrBusy
 	}

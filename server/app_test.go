@@ -70,6 +70,11 @@ var rocketMQLeftovers = func() []goleak.Option {
 func startApp(t *testing.T, env map[string]string, logger *slog.Logger) (app *App, base string, stop func() error) {
 	t.Helper()
 	env["SEATFLOW_API_TOKEN"], env["SEATFLOW_PAYMENT_SECRET"] = testToken, testSecret
+	for k, v := range noAbuseLimits {
+		if _, ok := env[k]; !ok {
+			env[k] = v
+		}
+	}
 	if _, ok := env["SEATFLOW_DB"]; !ok {
 		env["SEATFLOW_DB"] = "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db")
 	}

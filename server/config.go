@@ -77,6 +77,12 @@ type Config struct {
 	// accounts that must set up a second factor before anything else.
 	RequireSecondFactor core.SecondFactorPolicy
 
+	// RateLimits (SEATFLOW_RATE_PER_KEY, default 2000, and
+	// SEATFLOW_RATE_PER_CLIENT, default 20, requests a second; 0 = none):
+	// the API's abuse limits, per instance (abuse.go). The engine's
+	// MaxHoldsPerClient is SEATFLOW_MAX_HOLDS_PER_CLIENT (default 8).
+	RateLimits RateLimits
+
 	// MaxClockSkew (SEATFLOW_MAX_CLOCK_SKEW, default 500ms): how far this
 	// host's clock may be from the database's; beyond it serve refuses to
 	// start, and /readyz reports it while running.
@@ -183,6 +189,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
+	c.RateLimits.PerKey = p.nonNegativeInt("SEATFLOW_RATE_PER_KEY", 2000)
+	c.RateLimits.PerClient = p.nonNegativeInt("SEATFLOW_RATE_PER_CLIENT", 20)
+	c.Engine.MaxHoldsPerClient = p.nonNegativeInt("SEATFLOW_MAX_HOLDS_PER_CLIENT", 8)
 	if v := p.getenv("SEATFLOW_REQUIRE_2FA"); v != "" {
 		var err error
 		if c.RequireSecondFactor, err = core.ParseSecondFactorPolicy(v); err != nil {
@@ -250,6 +259,20 @@ func (p *envParser) positiveInt(name string, def int) int {
 }
 
 // cents reads an amount in cents, 0 or more; unset is 0.
+// nonNegativeInt reads a count where 0 turns the limit off.
+func (p *envParser) nonNegativeInt(name string, def int) int {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 1_000_000 {
+		p.fail(name, v, "want a whole number from 0 (no limit) to 1000000")
+		return def
+	}
+	return n
+}
+
 func (p *envParser) cents(name string) int64 {
 	v := strings.TrimSpace(p.getenv(name))
 	if v == "" {

@@ -113,6 +113,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "-1", ""},
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "12.50", ""},
 		{"SEATFLOW_REQUIRE_2FA", "admins", "want admin, all or empty"},
+		{"SEATFLOW_RATE_PER_KEY", "-1", "0 (no limit)"},
+		{"SEATFLOW_RATE_PER_CLIENT", "fast", ""},
+		{"SEATFLOW_MAX_HOLDS_PER_CLIENT", "2.5", ""},
 		{"SEATFLOW_API_TOKEN", "short", "at least 16"},
 		{"SEATFLOW_PAYMENT_SECRET", "short", "at least 16"},
 	}

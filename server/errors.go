@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -84,6 +86,8 @@ func kindStatus(k core.Kind) int {
 		return http.StatusServiceUnavailable
 	case core.KindForbidden:
 		return http.StatusForbidden
+	case core.KindRateLimited:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }
@@ -96,13 +100,26 @@ func handleError(err error, c echo.Context) {
 		return
 	}
 	status, detail := statusOf(err)
-	if status == http.StatusServiceUnavailable {
+	switch status {
+	case http.StatusServiceUnavailable:
 		// An outage, not a refusal: clients and proxies may retry shortly.
 		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+	case http.StatusTooManyRequests:
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return
 	}
 	_ = c.JSON(status, errorBody{Error: detail})
+}
+
+// retryAfter is a rate-limited error's Retry-After in whole seconds, at
+// least one.
+func retryAfter(err error) int {
+	var ce *core.Error
+	if errors.As(err, &ce) && ce.RetryAfter > time.Second {
+		return int((ce.RetryAfter + time.Second - 1) / time.Second)
+	}
+	return 1
 }

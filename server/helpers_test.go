@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -39,6 +40,12 @@ type testApp struct {
 	show core.Show
 }
 
+// noAbuseLimits turns the API's abuse limits off: the tests send many
+// requests from one key and one address on purpose. abuse_test.go turns
+// them on.
+var noAbuseLimits = map[string]string{"SEATFLOW_RATE_PER_KEY": "0", "SEATFLOW_RATE_PER_CLIENT": "0",
+	"SEATFLOW_MAX_HOLDS_PER_CLIENT": "0"}
+
 // override holds name, value pairs of extra environment settings.
 func newTestApp(t testing.TB, override ...string) *testApp {
 	t.Helper()
@@ -49,6 +56,7 @@ func newTestApp(t testing.TB, override ...string) *testApp {
 		"SEATFLOW_PURCHASE_LIMIT":      "4",
 		"SEATFLOW_MAX_SEATS_PER_ORDER": "3",
 	}
+	maps.Copy(env, noAbuseLimits)
 	for i := 0; i+1 < len(override); i += 2 {
 		env[override[i]] = override[i+1]
 	}

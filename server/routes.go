@@ -29,11 +29,11 @@ func (s *Server) routes() {
 	// turn "wrong method" (405) into 404.
 	api := e.Group("/api/v1")
 	auth := s.apiKeyAuth() // API keys and the scope each route needs: api_keys.go
-	mw := []echo.MiddlewareFunc{apiHeaders, auth,
+	mw := []echo.MiddlewareFunc{apiHeaders, auth, s.abuse.middleware,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
-	planMW := []echo.MiddlewareFunc{apiHeaders, auth, middleware.BodyLimit(planBodyLimit),
+	planMW := []echo.MiddlewareFunc{apiHeaders, auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)

@@ -60,6 +60,7 @@ type Server struct {
 	echo     *echo.Echo
 	cfg      Config
 	skew     *clockSkew
+	abuse    *abuseLimits
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -70,7 +71,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.HTTPErrorHandler = handleError
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
-		skew: d.skew}
+		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry)}
 	e.Use(traceID(), requestLog(d.Logger, newHTTPMetrics(d.Registry)), recoverPanics(d.Logger))
 	if d.health != nil {
 		e.Use(storeStatus(d.health))

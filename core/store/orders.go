@@ -117,11 +117,11 @@ func (t *tx) InsertOrder(ctx context.Context, o core.Order) error {
 	res, err := t.x.ExecContext(ctx, `INSERT INTO order_info
  (order_no, show_id, user_id, status, amount_cents, seat_count, seat_ids, created_at, expire_at,
   closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,
-  code, customer_name, customer_email, customer_phone)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  code, customer_name, customer_email, customer_phone, client_ip)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.OrderNo, o.ShowID, o.UserID, int(o.Status), o.AmountCents, len(ids), strings.Join(ids, ","),
 		ms(o.CreatedAt), ms(o.ExpireAt), ms(o.ClosedAt), o.CancelReason, o.CancelActor, o.PaidTxnID,
-		o.TimeoutHop, ms(o.TimeoutDueAt), o.Code, o.Customer.Name, o.Customer.Email, o.Customer.Phone)
+		o.TimeoutHop, ms(o.TimeoutDueAt), o.Code, o.Customer.Name, o.Customer.Email, o.Customer.Phone, o.ClientIP)
 	if isDuplicateCode(err) {
 		return fmt.Errorf("insert order %s: code %s: %w", o.OrderNo, o.Code, core.ErrCodeTaken)
 	}

@@ -71,6 +71,9 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 		"SEATFLOW_HOLD_TTL=" + cfg.holdTTL.String(),
 		// 4xx answers (conflicts) are logged at info: at warn the log stays small.
 		"SEATFLOW_LOG_LEVEL=warn",
+		// The load comes from one key and one address by design: the bench
+		// measures the engine, not the abuse limits (server/abuse.go).
+		"SEATFLOW_RATE_PER_KEY=0", "SEATFLOW_RATE_PER_CLIENT=0", "SEATFLOW_MAX_HOLDS_PER_CLIENT=0",
 	}
 	if cfg.mode != "" {
 		env = append(env, "SEATFLOW_DELAY_MODE="+string(cfg.mode))

@@ -1,0 +1,49 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Abuse limits in the engine: one end-user address may hold at most
+// Config.MaxHoldsPerClient orders open on one show, so a script with
+// made-up user ids cannot hold a whole show from one machine. The address
+// comes from the API (the connection's, or X-SeatFlow-Client-IP from a
+// key with the client_ip right); console sales carry none and are not
+// capped. The count is read before the seats are locked, so requests in
+// flight at the same moment may each pass: the cap can be exceeded by at
+// most the address's concurrent placements, never without end.
+
+// ErrTooManyHolds: the address has as many holds open on the show as
+// allowed. Retry-After is a hold's length at most; a minute is a fair hint.
+var ErrTooManyHolds = &Error{Kind: KindRateLimited, Code: "too_many_holds",
+	Message: "too many holds open on this show from your address: pay for or cancel one first"}
+
+// checkClientHolds refuses a placement from r.ClientIP beyond the cap.
+func (e *Engine) checkClientHolds(ctx context.Context, r PlaceRequest) error {
+	if e.cfg.MaxHoldsPerClient <= 0 || r.ClientIP == "" || r.BoxOffice {
+		return nil
+	}
+	n, err := e.store.PendingHoldsFrom(ctx, r.ShowID, r.ClientIP)
+	if err != nil {
+		return err
+	}
+	if n >= e.cfg.MaxHoldsPerClient {
+		return &Error{Kind: KindRateLimited, Code: ErrTooManyHolds.Code, RetryAfter: time.Minute, Message: fmt.Sprintf(
+			"%d holds are open on show %d from %s, the most one address may have: pay for or cancel one first",
+			n, r.ShowID, r.ClientIP)}
+	}
+	return nil
+}
+
+// Reasons of seatflow_rate_limited_total (counted by the API).
+const (
+	RateLimitKey       = "key_rate"         // the API key's request rate
+	RateLimitClient    = "client_rate"      // one end-user address's request rate
+	RateLimitHolds     = "holds_per_client" // one address's open holds on a show
+	RateLimitReconcile = "reconcile_rate"   // reconcile started from the API too often
+)
+
+// RateLimitReasons lists every reason, for metrics at zero.
+var RateLimitReasons = []string{RateLimitKey, RateLimitClient, RateLimitHolds, RateLimitReconcile}
