@@ -73,6 +73,7 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	if e.metrics == nil {
 		e.metrics = NewMetrics(nil)
 	}
+	e.metrics.zeroHops(cfg.Delay)
 	if e.notify == nil {
 		e.notify = nopNotifier{}
 	}

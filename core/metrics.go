@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -12,9 +13,9 @@ import (
 // registry by the caller (no global registry).
 type Metrics struct {
 	OrdersPlaced     prometheus.Counter
-	PlaceRejected    *prometheus.CounterVec // reason: seat_unavailable|purchase_limit|db_conflict
+	PlaceRejected    *prometheus.CounterVec // reason: seat_unavailable|purchase_limit
 	OrdersEnded      *prometheus.CounterVec // status, reason
-	TimeoutFired     *prometheus.CounterVec // outcome: ignored|rearmed|cancelled
+	TimeoutFired     *prometheus.CounterVec // outcome: ignored|rearmed|cancelled|resent|deferred
 	TimeoutSendFail  prometheus.Counter
 	TimeoutEarly     prometheus.Counter     // messages delivered well before their due time
 	RearmHops        *prometheus.CounterVec // level
@@ -105,7 +106,56 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
 			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds)
 	}
+	m.zero()
 	return m
+}
+
+// timeoutOutcomes are every outcome label of a handled timeout message.
+var timeoutOutcomes = []string{OutcomeIgnored, OutcomeRearmed, OutcomeCancelled, OutcomeResent, OutcomeDeferred}
+
+// zero creates the series of every label value known up front at 0. A
+// series born at its first event hides that event from rate() and
+// increase(), and an alert on it has nothing to judge until then.
+func (m *Metrics) zero() {
+	for _, r := range []string{"seat_unavailable", "purchase_limit"} {
+		m.PlaceRejected.WithLabelValues(r)
+	}
+	for _, r := range []string{ReasonTimeout, ReasonCustomer, ReasonStaff, ReasonReconcile, ReasonShowCancelled} {
+		m.OrdersEnded.WithLabelValues(StatusCancelled.String(), r)
+	}
+	m.OrdersEnded.WithLabelValues(StatusPaid.String(), "payment")
+	m.OrdersEnded.WithLabelValues(StatusRefunded.String(), "refund")
+	for _, o := range timeoutOutcomes {
+		m.TimeoutFired.WithLabelValues(o)
+	}
+	for _, r := range []string{string(PaymentApplied), string(PaymentDuplicate), string(PaymentDiscrepancy),
+		DiscrepancyTxnConflict, paymentAmountMismatch} {
+		m.Payments.WithLabelValues(r)
+	}
+	for _, k := range []string{DiscrepancyPaidAfterCancel, DiscrepancySecondPayment, DiscrepancyAmountMismatch,
+		DiscrepancyPaidAfterRefund, DiscrepancyUnknownOrder, DiscrepancyTxnConflict} {
+		m.Discrepancies.WithLabelValues(k)
+	}
+	for _, op := range []string{"release", "sell", "compensate", "unblock", seatReleaseOpRefund} {
+		m.SeatStoreFailure.WithLabelValues(op)
+	}
+	for _, p := range []string{PathTimeout, PathSweep, PathReconcile} {
+		m.CancelLateness.WithLabelValues(p)
+	}
+	for _, o := range []RefundState{RefundDone, RefundRequested, RefundRejected} {
+		m.Refunds.WithLabelValues(string(o))
+	}
+}
+
+// zeroHops creates the hop counter of every delay level p can choose.
+func (m *Metrics) zeroHops(p DelayPolicy) {
+	if p.Mode == DelayTimer {
+		m.RearmHops.WithLabelValues("0")
+		return
+	}
+	for i := range p.Levels {
+		m.RearmHops.WithLabelValues(strconv.Itoa(i + 1))
+	}
 }
 
 // overdueTimeout bounds the count query of one scrape: a slow database must

@@ -86,13 +86,18 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	}
 	// Like the scheduler, the health watcher outlives ctx: Close stops it.
 	a.health = newStoreHealth()
+	storeDown := newStoreDownGauge(a.registry)
 	hctx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopHealth, a.healthDone = stopHealth, make(chan struct{})
 	go func() {
 		defer close(a.healthDone)
 		var wg sync.WaitGroup
 		wg.Go(func() { a.skew.watch(hctx) })
-		a.health.watch(hctx, a.probeStores)
+		a.health.watch(hctx, func(ctx context.Context) []string {
+			down := a.probeStores(ctx)
+			storeDown.set(down)
+			return down
+		})
 		wg.Wait()
 	}()
 
