@@ -28,6 +28,9 @@ type Metrics struct {
 	// TimeoutDeadLetters counts timeout messages given up on after
 	// SEATFLOW_TIMEOUT_MAX_ATTEMPTS failures (moved to dead_letter).
 	TimeoutDeadLetters prometheus.Counter
+	// TimeoutHandle times each delivered timeout message, by outcome
+	// (TimeoutFired's, or failed) and queue (TimeoutHandler).
+	TimeoutHandle *prometheus.HistogramVec
 }
 
 // Expiry paths: which path cancelled an expired order, the label of
@@ -95,6 +98,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "seatflow_holds_extended_total", Help: "Pending holds whose expiry was pushed later."}),
 		Refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatflow_refunds_total", Help: "Refunds of paid orders, by outcome (refunded, requested for approval, rejected)."}, []string{"outcome"}),
+		TimeoutHandle: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seatflow_timeout_handle_seconds",
+			Help:    "Time one delivered timeout message took to handle, by outcome (failed: it is delivered again) and queue (dbqueue, rocketmq).",
+			Buckets: TimeoutHandleBuckets,
+		}, []string{"outcome", "queue"}),
 	}
 	m.TimeoutDeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "seatflow_timeout_dead_letters_total",
@@ -104,11 +112,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
-			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds)
+			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds,
+			m.TimeoutHandle)
 	}
 	m.zero()
 	return m
 }
+
+// TimeoutHandleBuckets are the upper bounds (seconds) of the handling-time
+// histogram: a handler is a read and one transaction, milliseconds when
+// well; seconds mean a slow store (the RocketMQ handler gives up at 30 s).
+var TimeoutHandleBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// OutcomeFailed labels a timeout message whose handler returned an error
+// (it is delivered again) in seatflow_timeout_handle_seconds.
+const OutcomeFailed = "failed"
 
 // timeoutOutcomes are every outcome label of a handled timeout message.
 var timeoutOutcomes = []string{OutcomeIgnored, OutcomeRearmed, OutcomeCancelled, OutcomeResent, OutcomeDeferred}

@@ -72,7 +72,11 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	if err = a.skew.checkAtStart(ctx); err != nil {
 		return nil, err
 	}
-	if err = a.queue.Consume(ctx, a.engine.HandleTimeout); err != nil {
+	queueName := core.DeadLetterRocketMQ // the label of the handling-time histogram
+	if cfg.IsEmbeddedMQ() {
+		queueName = core.DeadLetterDBQueue
+	}
+	if err = a.queue.Consume(ctx, a.engine.TimeoutHandler(queueName)); err != nil {
 		return nil, fmt.Errorf("start timeout consumer: %w", err)
 	}
 	// The scheduler lives as long as the App, not as the ctx that built it.

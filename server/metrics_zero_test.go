@@ -117,6 +117,8 @@ func TestMetricsExistAtStart(t *testing.T) {
 		{"seatflow_place_rejected_total", labelSets(map[string][]string{"reason": {"seat_unavailable", "purchase_limit"}}), false},
 		{"seatflow_orders_ended_total", ended, false},
 		{"seatflow_timeout_messages_total", labelSets(map[string][]string{"outcome": outcomes}), false},
+		{"seatflow_timeout_handle_seconds", labelSets(map[string][]string{
+			"outcome": append(slices.Clone(outcomes), "failed"), "queue": {core.DeadLetterDBQueue}}), false},
 		{"seatflow_timeout_hops_total", labelSets(map[string][]string{"level": {"0"}}), false}, // the embedded queue: exact timers
 		{"seatflow_payments_total", labelSets(map[string][]string{
 			"result": {"paid", "duplicate", "discrepancy", "txn_conflict", "amount_mismatch"}}), false},
