@@ -76,6 +76,7 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	if e.metrics == nil {
 		e.metrics = NewMetrics(nil)
 	}
+	e.metrics.zeroHops(cfg.Delay)
 	if e.notify == nil {
 		e.notify = nopNotifier{}
 	}
@@ -355,6 +356,33 @@ const (
 // ended order ignores it; an order not yet expired re-arms with the time
 // left; an expired one is cancelled. An error asks for redelivery.
 func (e *Engine) HandleTimeout(ctx context.Context, msg TimeoutMsg) error {
+	_, err := e.handleTimeout(ctx, msg)
+	return err
+}
+
+// TimeoutHandler is HandleTimeout for the consumer of the named queue
+// (DeadLetterDBQueue, DeadLetterRocketMQ): it also times every message
+// into seatflow_timeout_handle_seconds by outcome, whose series for this
+// queue it creates at 0.
+func (e *Engine) TimeoutHandler(queue string) TimeoutHandler {
+	for _, o := range timeoutOutcomes {
+		e.metrics.TimeoutHandle.WithLabelValues(o, queue)
+	}
+	e.metrics.TimeoutHandle.WithLabelValues(OutcomeFailed, queue)
+	return func(ctx context.Context, msg TimeoutMsg) error {
+		start := time.Now() // the wall clock, not e.clock: this is a duration, not a due time
+		outcome, err := e.handleTimeout(ctx, msg)
+		if err != nil {
+			outcome = OutcomeFailed
+		}
+		e.metrics.TimeoutHandle.WithLabelValues(outcome, queue).Observe(time.Since(start).Seconds())
+		return err
+	}
+}
+
+// handleTimeout is HandleTimeout, also returning the outcome it recorded
+// (undefined with an error).
+func (e *Engine) handleTimeout(ctx context.Context, msg TimeoutMsg) (outcome string, err error) {
 	if msg.TraceID != "" && TraceID(ctx) == "" {
 		ctx = WithTraceID(ctx, msg.TraceID)
 	}
@@ -362,15 +390,16 @@ func (e *Engine) HandleTimeout(ctx context.Context, msg TimeoutMsg) error {
 	if errors.Is(err, ErrOrderNotFound) {
 		e.metrics.TimeoutFired.WithLabelValues(OutcomeIgnored).Inc()
 		e.log.InfoContext(ctx, "timeout for unknown order ignored", "order_no", msg.OrderNo)
-		return nil
+		return OutcomeIgnored, nil
 	}
 	if err != nil {
-		return fmt.Errorf("timeout %s: load order: %w", msg.OrderNo, err)
+		return "", fmt.Errorf("timeout %s: load order: %w", msg.OrderNo, err)
 	}
 	now := e.clock.Now()
-	fired := func(outcome string, extra map[string]any) {
-		e.metrics.TimeoutFired.WithLabelValues(outcome).Inc()
-		d := map[string]any{"hop": msg.Hop, "outcome": outcome}
+	fired := func(out string, extra map[string]any) {
+		outcome = out
+		e.metrics.TimeoutFired.WithLabelValues(out).Inc()
+		d := map[string]any{"hop": msg.Hop, "outcome": out}
 		for k, v := range extra {
 			d[k] = v
 		}
@@ -383,25 +412,27 @@ func (e *Engine) HandleTimeout(ctx context.Context, msg TimeoutMsg) error {
 			e.recordLostAttempt(ctx, o, ActorSystem, ReasonTimeout, now)
 		}
 		fired(OutcomeIgnored, map[string]any{"status": o.Status.String()})
-		return nil
+		return outcome, nil
 	}
 	if now.Before(o.ExpireAt) {
-		return e.rearm(ctx, o, msg, now, fired)
+		err = e.rearm(ctx, o, msg, now, fired)
+		return outcome, err
 	}
 	res, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: o.OrderNo, Reason: ReasonTimeout, Actor: ActorSystem})
 	if err != nil {
-		return fmt.Errorf("timeout %s: %w", o.OrderNo, err)
+		return "", fmt.Errorf("timeout %s: %w", o.OrderNo, err)
 	}
 	if !res.Won {
 		if res.Order.Status == StatusPending {
 			// Extended since the read above: the chain goes on to the new expiry.
-			return e.rearm(ctx, res.Order, msg, now, fired)
+			err = e.rearm(ctx, res.Order, msg, now, fired)
+			return outcome, err
 		}
 		fired(OutcomeIgnored, map[string]any{"status": res.Order.Status.String()})
-		return nil
+		return outcome, nil
 	}
 	fired(OutcomeCancelled, map[string]any{"late_ms": now.Sub(o.ExpireAt).Milliseconds()})
-	return nil
+	return outcome, nil
 }
 
 // rearm sends the next hop of the chain. Only the delivery of the latest hop

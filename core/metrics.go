@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -12,9 +13,9 @@ import (
 // registry by the caller (no global registry).
 type Metrics struct {
 	OrdersPlaced     prometheus.Counter
-	PlaceRejected    *prometheus.CounterVec // reason: seat_unavailable|purchase_limit|db_conflict
+	PlaceRejected    *prometheus.CounterVec // reason: seat_unavailable|purchase_limit
 	OrdersEnded      *prometheus.CounterVec // status, reason
-	TimeoutFired     *prometheus.CounterVec // outcome: ignored|rearmed|cancelled
+	TimeoutFired     *prometheus.CounterVec // outcome: ignored|rearmed|cancelled|resent|deferred
 	TimeoutSendFail  prometheus.Counter
 	TimeoutEarly     prometheus.Counter     // messages delivered well before their due time
 	RearmHops        *prometheus.CounterVec // level
@@ -27,6 +28,9 @@ type Metrics struct {
 	// TimeoutDeadLetters counts timeout messages given up on after
 	// SEATFLOW_TIMEOUT_MAX_ATTEMPTS failures (moved to dead_letter).
 	TimeoutDeadLetters prometheus.Counter
+	// TimeoutHandle times each delivered timeout message, by outcome
+	// (TimeoutFired's, or failed) and queue (TimeoutHandler).
+	TimeoutHandle *prometheus.HistogramVec
 }
 
 // Expiry paths: which path cancelled an expired order, the label of
@@ -94,6 +98,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "seatflow_holds_extended_total", Help: "Pending holds whose expiry was pushed later."}),
 		Refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatflow_refunds_total", Help: "Refunds of paid orders, by outcome (refunded, requested for approval, rejected)."}, []string{"outcome"}),
+		TimeoutHandle: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seatflow_timeout_handle_seconds",
+			Help:    "Time one delivered timeout message took to handle, by outcome (failed: it is delivered again) and queue (dbqueue, rocketmq).",
+			Buckets: TimeoutHandleBuckets,
+		}, []string{"outcome", "queue"}),
 	}
 	m.TimeoutDeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "seatflow_timeout_dead_letters_total",
@@ -103,9 +112,68 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
-			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds)
+			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds,
+			m.TimeoutHandle)
 	}
+	m.zero()
 	return m
+}
+
+// TimeoutHandleBuckets are the upper bounds (seconds) of the handling-time
+// histogram: a handler is a read and one transaction, milliseconds when
+// well; seconds mean a slow store (the RocketMQ handler gives up at 30 s).
+var TimeoutHandleBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// OutcomeFailed labels a timeout message whose handler returned an error
+// (it is delivered again) in seatflow_timeout_handle_seconds.
+const OutcomeFailed = "failed"
+
+// timeoutOutcomes are every outcome label of a handled timeout message.
+var timeoutOutcomes = []string{OutcomeIgnored, OutcomeRearmed, OutcomeCancelled, OutcomeResent, OutcomeDeferred}
+
+// zero creates the series of every label value known up front at 0. A
+// series born at its first event hides that event from rate() and
+// increase(), and an alert on it has nothing to judge until then.
+func (m *Metrics) zero() {
+	for _, r := range []string{"seat_unavailable", "purchase_limit"} {
+		m.PlaceRejected.WithLabelValues(r)
+	}
+	for _, r := range []string{ReasonTimeout, ReasonCustomer, ReasonStaff, ReasonReconcile, ReasonShowCancelled} {
+		m.OrdersEnded.WithLabelValues(StatusCancelled.String(), r)
+	}
+	m.OrdersEnded.WithLabelValues(StatusPaid.String(), "payment")
+	m.OrdersEnded.WithLabelValues(StatusRefunded.String(), "refund")
+	for _, o := range timeoutOutcomes {
+		m.TimeoutFired.WithLabelValues(o)
+	}
+	for _, r := range []string{string(PaymentApplied), string(PaymentDuplicate), string(PaymentDiscrepancy),
+		DiscrepancyTxnConflict, paymentAmountMismatch} {
+		m.Payments.WithLabelValues(r)
+	}
+	for _, k := range []string{DiscrepancyPaidAfterCancel, DiscrepancySecondPayment, DiscrepancyAmountMismatch,
+		DiscrepancyPaidAfterRefund, DiscrepancyUnknownOrder, DiscrepancyTxnConflict} {
+		m.Discrepancies.WithLabelValues(k)
+	}
+	for _, op := range []string{"release", "sell", "compensate", "unblock", seatReleaseOpRefund} {
+		m.SeatStoreFailure.WithLabelValues(op)
+	}
+	for _, p := range []string{PathTimeout, PathSweep, PathReconcile} {
+		m.CancelLateness.WithLabelValues(p)
+	}
+	for _, o := range []RefundState{RefundDone, RefundRequested, RefundRejected} {
+		m.Refunds.WithLabelValues(string(o))
+	}
+}
+
+// zeroHops creates the hop counter of every delay level p can choose.
+func (m *Metrics) zeroHops(p DelayPolicy) {
+	if p.Mode == DelayTimer {
+		m.RearmHops.WithLabelValues("0")
+		return
+	}
+	for i := range p.Levels {
+		m.RearmHops.WithLabelValues(strconv.Itoa(i + 1))
+	}
 }
 
 // overdueTimeout bounds the count query of one scrape: a slow database must

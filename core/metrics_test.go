@@ -3,7 +3,9 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -57,5 +59,45 @@ func TestOverdueCollector(t *testing.T) {
 	fail = true
 	if got := gather(); len(got) != 1 || got["seatflow_orders_overdue_errors_total"] != 1 {
 		t.Errorf("scrape with a failed count %v, want only errors 1", got)
+	}
+}
+
+// TestZeroHops: the hop counter has a series at 0 for every level the
+// policy can choose, and only those: level 0 for exact timers, 1..n for a
+// table of n levels.
+func TestZeroHops(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		policy DelayPolicy
+		want   []string
+	}{
+		{"timer", DelayPolicy{Mode: DelayTimer}, []string{"0"}},
+		{"levels", DelayPolicy{Mode: DelayLevels, Levels: []time.Duration{time.Second, 5 * time.Second, time.Minute}},
+			[]string{"1", "2", "3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reg := prometheus.NewPedanticRegistry()
+			m := NewMetrics(reg)
+			m.zeroHops(c.policy)
+			mfs, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, mf := range mfs {
+				if mf.GetName() != "seatflow_timeout_hops_total" {
+					continue
+				}
+				for _, s := range mf.GetMetric() {
+					if s.GetCounter().GetValue() != 0 {
+						t.Errorf("level %s starts at %v", s.GetLabel()[0].GetValue(), s.GetCounter().GetValue())
+					}
+					got = append(got, s.GetLabel()[0].GetValue())
+				}
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("levels %v, want %v", got, c.want)
+			}
+		})
 	}
 }

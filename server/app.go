@@ -72,7 +72,11 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	if err = a.skew.checkAtStart(ctx); err != nil {
 		return nil, err
 	}
-	if err = a.queue.Consume(ctx, a.engine.HandleTimeout); err != nil {
+	queueName := core.DeadLetterRocketMQ // the label of the handling-time histogram
+	if cfg.IsEmbeddedMQ() {
+		queueName = core.DeadLetterDBQueue
+	}
+	if err = a.queue.Consume(ctx, a.engine.TimeoutHandler(queueName)); err != nil {
 		return nil, fmt.Errorf("start timeout consumer: %w", err)
 	}
 	// The scheduler lives as long as the App, not as the ctx that built it.
@@ -86,13 +90,18 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	}
 	// Like the scheduler, the health watcher outlives ctx: Close stops it.
 	a.health = newStoreHealth()
+	storeDown := newStoreDownGauge(a.registry)
 	hctx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopHealth, a.healthDone = stopHealth, make(chan struct{})
 	go func() {
 		defer close(a.healthDone)
 		var wg sync.WaitGroup
 		wg.Go(func() { a.skew.watch(hctx) })
-		a.health.watch(hctx, a.probeStores)
+		a.health.watch(hctx, func(ctx context.Context) []string {
+			down := a.probeStores(ctx)
+			storeDown.set(down)
+			return down
+		})
 		wg.Wait()
 	}()
 

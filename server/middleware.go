@@ -59,6 +59,35 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return m
 }
 
+// serverErrors are the 5xx statuses SeatFlow answers with (errors.go).
+var serverErrors = []string{strconv.Itoa(http.StatusInternalServerError), strconv.Itoa(http.StatusServiceUnavailable)}
+
+// zero creates, at 0, the latency series of every route and the 5xx series
+// of every route and method, so that the first server error shows in
+// rate() and a 5xx alert has series from the first scrape. Successes and
+// client errors get their series with their first request.
+func (m *httpMetrics) zero(routes []*echo.Route) {
+	for _, r := range routes {
+		if !countedMethod(r.Method) {
+			continue // echo's own entries (route-not-found handlers)
+		}
+		m.duration.WithLabelValues(r.Path)
+		for _, status := range serverErrors {
+			m.requests.WithLabelValues(r.Path, r.Method, status)
+		}
+	}
+}
+
+// countedMethod reports the methods the request counter labels by name;
+// any other is counted as "other".
+func countedMethod(method string) bool {
+	switch method {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return true
+	}
+	return false
+}
+
 // quietRoute reports the routes polled by probes and scrapers; their
 // successes would drown the log at info level.
 func quietRoute(route string) bool {
@@ -94,9 +123,7 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			switch method {
-			case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
-			default:
+			if !countedMethod(method) {
 				method = "other"
 			}
 			m.requests.WithLabelValues(route, method, strconv.Itoa(v.Status)).Inc()

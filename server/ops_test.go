@@ -143,6 +143,10 @@ func TestExpiryMetrics(t *testing.T) {
 	if paths := regexp.MustCompile(`seatflow_expiry_lag_seconds_count\{path="([a-z]+)"\}`).FindAllStringSubmatch(m, -1); len(paths) != 3 {
 		t.Errorf("lag paths %v: want exactly timeout, sweep and reconcile (no customer)", paths)
 	}
+	// The consumer timed the message that cancelled timedOut.
+	if !regexp.MustCompile(`\nseatflow_timeout_handle_seconds_count\{outcome="cancelled",queue="dbqueue"\} [1-9]`).MatchString(m) {
+		t.Errorf("the cancelling timeout is not in the handling-time histogram:\n%s", grep(m, "timeout_handle_seconds_count"))
+	}
 	for _, want := range []string{"\nseatflow_orders_overdue 0\n", "\nseatflow_orders_overdue_errors_total 0\n",
 		`seatflow_timeout_hops_total{level="0"} 4`} {
 		if !strings.Contains(m, want) {

@@ -72,11 +72,13 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
 		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry)}
-	e.Use(traceID(), requestLog(d.Logger, newHTTPMetrics(d.Registry)), recoverPanics(d.Logger))
+	hm := newHTTPMetrics(d.Registry)
+	e.Use(traceID(), requestLog(d.Logger, hm), recoverPanics(d.Logger))
 	if d.health != nil {
 		e.Use(storeStatus(d.health))
 	}
 	s.routes()
+	hm.zero(e.Routes())
 	return s
 }
 

@@ -42,6 +42,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
+// zero creates the series of every check and of every trigger and final
+// status at 0, so the first anomaly or failed run shows in increase() and
+// an alert on runs that stopped happening can be judged from the start.
+func (m *metrics) zero(checks []Check) {
+	for _, c := range checks {
+		m.found.WithLabelValues(c.Name())
+		m.fixed.WithLabelValues(c.Name())
+		m.duration.WithLabelValues(c.Name())
+	}
+	for _, t := range []string{TriggerSchedule, TriggerSweep, TriggerManual, TriggerCLI} {
+		for _, s := range []string{StatusOK, StatusErrors, StatusAborted} {
+			m.runs.WithLabelValues(t, s)
+		}
+	}
+}
+
 func (m *metrics) observe(check string, r Result, took time.Duration) {
 	m.found.WithLabelValues(check).Add(float64(r.Found))
 	m.fixed.WithLabelValues(check).Add(float64(r.Fixed))

@@ -145,10 +145,12 @@ func New(d Deps, o Options) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{deps: d, opts: o, log: log.With("component", "reconcile"), metrics: m,
+	r := &Reconciler{deps: d, opts: o, log: log.With("component", "reconcile"), metrics: m,
 		full:  []Check{ExpiredPending{}, UnsentTimeout{}, PaidNotSold{}, OrphanOrderSeat{}, RefundedSold{}, StaleRedisLock{}, BlockDrift{}, LimitDrift{}, OpenDiscrepancy{}},
 		sweep: []Check{ExpiredPending{}, UnsentTimeout{}},
-	}, nil
+	}
+	m.zero(r.full) // the sweep's checks are among the full run's
+	return r, nil
 }
 
 // CheckResult is one check's outcome in a stored run.
