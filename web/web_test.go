@@ -77,7 +77,8 @@ func TestCatalogComplete(t *testing.T) {
 		want = append(want, "reason."+r)
 	}
 	for _, a := range []string{core.AuditLogin, core.AuditLoginFailed, core.AuditLogout, core.AuditForceCancel,
-		core.AuditResolveDiscrepancy, core.AuditReconcileRun, core.AuditStaffAdd, core.AuditStaffDisable, core.AuditStaffEnable} {
+		core.AuditResolveDiscrepancy, core.AuditReconcileRun, core.AuditStaffAdd, core.AuditStaffDisable, core.AuditStaffEnable,
+		core.AuditSessionsEndOthers, core.AuditSessionsEndAll, core.AuditStaffSessionsEnd} {
 		want = append(want, "audit.action."+a)
 	}
 	want = append(want, "staff."+toggleVerb(core.Staff{}), "staff."+toggleVerb(core.Staff{Disabled: true}))
