@@ -123,6 +123,19 @@ func TestSessionLastUse(t *testing.T) {
 			t.Errorf("touching a1 moved a2's last use to %v", got)
 		}
 
+		// A browser's user agent that is not UTF-8 is kept readable, not
+		// refused (MariaDB's utf8mb4 would refuse it, failing the login).
+		if err := db.CreateSession(ctx, core.Session{TokenHash: "a-bad-ua", StaffID: ann.ID, CSRFToken: "c", CreatedAt: t0,
+			ExpiresAt: t0.Add(time.Minute), UserAgent: "Agent\xff\xfe/1"}); err != nil {
+			t.Fatalf("user agent with bytes that are not UTF-8: %v", err)
+		}
+		if s, _, err := db.Session(ctx, "a-bad-ua", t0); err != nil || s.UserAgent != "Agent\uFFFD/1" {
+			t.Errorf("user agent stored as %q, %v", s.UserAgent, err)
+		}
+		if err := db.DeleteSession(ctx, "a-bad-ua"); err != nil {
+			t.Fatal(err)
+		}
+
 		list, err := db.StaffSessions(ctx, ann.ID, t0.Add(2*time.Minute))
 		if err != nil {
 			t.Fatal(err)

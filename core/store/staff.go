@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -108,11 +109,14 @@ func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (co
 }
 
 // CreateSession stores a new login. Without a LastSeenAt it counts as used
-// when it was created.
+// when it was created. The user agent is the browser's own text, kept to
+// show on the sessions page: bytes that are not UTF-8 become U+FFFD, or
+// MySQL's utf8mb4 column would refuse the login.
 func (db *DB) CreateSession(ctx context.Context, s core.Session) error {
 	if s.LastSeenAt.IsZero() {
 		s.LastSeenAt = s.CreatedAt
 	}
+	s.UserAgent = strings.ToValidUTF8(s.UserAgent, "\uFFFD")
 	_, err := db.w.ExecContext(ctx,
 		`INSERT INTO staff_session (token_hash, staff_id, csrf_token, created_at, expires_at, last_seen_at, ip, user_agent)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
