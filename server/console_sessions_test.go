@@ -311,11 +311,11 @@ func regexp1(t *testing.T, s, re string) string {
 // this one too. Other accounts keep theirs; each is audited with the count.
 func TestLogOutEverywhere(t *testing.T) {
 	for _, tc := range []struct {
-		name, path, action string
-		keepsThis          bool
+		name, path, action, then string
+		keepsThis                bool
 	}{
-		{"everywhere else", "/console/sessions/end-others", core.AuditSessionsEndOthers, true},
-		{"everywhere", "/console/sessions/end-all", core.AuditSessionsEndAll, false},
+		{"everywhere else", "/console/sessions/end-others", core.AuditSessionsEndOthers, "/console/sessions?msg=sessions_ended", true},
+		{"everywhere", "/console/sessions/end-all", core.AuditSessionsEndAll, "/console/login?msg=logged_out", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newConsoleEnv(t)
@@ -333,8 +333,8 @@ func TestLogOutEverywhere(t *testing.T) {
 			}
 
 			rec := me.post(tc.path, nil)
-			if rec.Code != http.StatusSeeOther {
-				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != tc.then {
+				t.Fatalf("status %d, Location %q: %s", rec.Code, rec.Header().Get("Location"), rec.Body)
 			}
 			o := env.place(5, "A-3")
 			waitStreamEnd(t, ctx, streams["second"], o.OrderNo)
