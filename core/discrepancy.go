@@ -23,6 +23,10 @@ const (
 	CaseRefunded        CaseState = "refunded"         // the money went back: closed
 	CaseRefundFailed    CaseState = "refund_failed"    // the provider refused or bounced it
 	CaseWrittenOff      CaseState = "written_off"      // closed without a refund (e.g. customer kept the seats elsewhere)
+	// CaseWriteOffRequested: someone asked to write the case off; a second
+	// person (not the one who asked, who owns the case meanwhile) approves,
+	// or sends it back to open. Money is never written off by one person.
+	CaseWriteOffRequested CaseState = "write_off_requested"
 )
 
 // Discrepancy.Status values. Status predates the case workflow and is kept
@@ -36,18 +40,20 @@ const (
 // caseTransitions is the case state machine: from → the states it may move
 // to. Refunded and written_off are final. A failed refund is retried
 // (refund_failed → refund_requested); writing it off goes through a new
-// request, so every write-off after a failure shows a second attempt.
+// request, so every write-off after a failure shows a second attempt. A
+// write-off is asked for first and approved by a second person.
 var caseTransitions = map[CaseState][]CaseState{
-	CaseOpen:            {CaseRefundRequested, CaseWrittenOff},
-	CaseRefundRequested: {CaseRefunded, CaseRefundFailed, CaseWrittenOff},
-	CaseRefundFailed:    {CaseRefundRequested},
-	CaseRefunded:        nil,
-	CaseWrittenOff:      nil,
+	CaseOpen:              {CaseRefundRequested, CaseWriteOffRequested},
+	CaseRefundRequested:   {CaseRefunded, CaseRefundFailed, CaseWriteOffRequested},
+	CaseRefundFailed:      {CaseRefundRequested},
+	CaseWriteOffRequested: {CaseWrittenOff, CaseOpen},
+	CaseRefunded:          nil,
+	CaseWrittenOff:        nil,
 }
 
 // AllCaseStates lists the states in the order a case passes through them.
 func AllCaseStates() []CaseState {
-	return []CaseState{CaseOpen, CaseRefundRequested, CaseRefundFailed, CaseRefunded, CaseWrittenOff}
+	return []CaseState{CaseOpen, CaseRefundRequested, CaseRefundFailed, CaseRefunded, CaseWriteOffRequested, CaseWrittenOff}
 }
 
 // Valid reports whether s is a known state.
@@ -68,6 +74,7 @@ func (s CaseState) CanMove(to CaseState) bool { return slices.Contains(caseTrans
 // Case errors.
 var (
 	ErrDiscrepancyNotFound = &Error{Kind: KindNotFound, Code: "discrepancy_not_found", Message: "discrepancy not found"}
+	ErrAwaitingApproval    = &Error{Kind: KindConflict, Code: "awaiting_approval", Message: "the write-off awaits a second person's approval"}
 	ErrInvalidTransition   = &Error{Kind: KindConflict, Code: "invalid_transition", Message: "the case cannot move to that state"}
 	ErrCaseClosed          = &Error{Kind: KindConflict, Code: "case_closed", Message: "the case is closed"}
 	ErrNoteRequired        = &Error{Kind: KindInvalid, Code: "note_required", Message: "a note is required"}
@@ -178,6 +185,10 @@ func (c *Cases) Take(ctx context.Context, id int64, staff, note string, by *Staf
 		if cur.Owner == staff {
 			return nil, nil
 		}
+		if cur.State == CaseWriteOffRequested {
+			// The owner is who asked: taking it over would let them approve.
+			return nil, awaitingApproval(cur)
+		}
 		if note == "" && cur.Owner != "" {
 			note = "taken over from " + cur.Owner
 		}
@@ -201,7 +212,13 @@ func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note st
 			return nil, err
 		}
 		owner := cur.Owner
-		if owner == "" {
+		switch {
+		case to == CaseWriteOffRequested:
+			owner = staff // who asked, so the approval can tell
+		case to == CaseWrittenOff && cur.Owner == staff:
+			return nil, &Error{Kind: KindForbidden, Code: ErrSelfApproval.Code, Message: fmt.Sprintf(
+				"case %d: %s asked for the write-off, so a second person must approve it", cur.ID, staff)}
+		case owner == "":
 			owner = staff
 		}
 		return &CaseChange{To: to, Owner: owner,
@@ -221,6 +238,11 @@ func (c *Cases) Note(ctx context.Context, id int64, staff, note string, by *Staf
 		return &CaseChange{To: cur.State, Owner: cur.Owner,
 			Event: CaseEvent{Action: CaseActionNote, Staff: staff, From: cur.State, To: cur.State, Note: note}}, nil
 	})
+}
+
+func awaitingApproval(cur DiscrepancyCase) error {
+	return &Error{Kind: KindConflict, Code: ErrAwaitingApproval.Code, Message: fmt.Sprintf(
+		"case %d: %s asked to write it off; a second person approves or sends it back", cur.ID, cur.Owner)}
 }
 
 func closed(cur DiscrepancyCase) error {

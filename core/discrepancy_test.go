@@ -19,12 +19,14 @@ import (
 // allowed exactly when the state machine says so.
 func TestCaseMachine(t *testing.T) {
 	allowed := map[[2]core.CaseState]bool{
-		{core.CaseOpen, core.CaseRefundRequested}:         true,
-		{core.CaseOpen, core.CaseWrittenOff}:              true,
-		{core.CaseRefundRequested, core.CaseRefunded}:     true,
-		{core.CaseRefundRequested, core.CaseRefundFailed}: true,
-		{core.CaseRefundRequested, core.CaseWrittenOff}:   true,
-		{core.CaseRefundFailed, core.CaseRefundRequested}: true,
+		{core.CaseOpen, core.CaseRefundRequested}:              true,
+		{core.CaseOpen, core.CaseWriteOffRequested}:            true,
+		{core.CaseRefundRequested, core.CaseRefunded}:          true,
+		{core.CaseRefundRequested, core.CaseRefundFailed}:      true,
+		{core.CaseRefundRequested, core.CaseWriteOffRequested}: true,
+		{core.CaseRefundFailed, core.CaseRefundRequested}:      true,
+		{core.CaseWriteOffRequested, core.CaseWrittenOff}:      true,
+		{core.CaseWriteOffRequested, core.CaseOpen}:            true,
 	}
 	states := append(core.AllCaseStates(), "bogus")
 	for _, from := range states {
@@ -158,11 +160,11 @@ func TestDiscrepancyCases(t *testing.T) {
 				{core.CaseRefundRequested, nil},
 				{core.CaseOpen, core.ErrInvalidTransition}, // no way back
 				{core.CaseRefundFailed, nil},
-				{core.CaseWrittenOff, core.ErrInvalidTransition}, // retry first
+				{core.CaseWriteOffRequested, core.ErrInvalidTransition}, // retry first
 				{core.CaseRefundRequested, nil},
 				{core.CaseRefunded, nil},
 				{core.CaseRefundRequested, core.ErrInvalidTransition}, // closed
-				{core.CaseWrittenOff, core.ErrInvalidTransition},
+				{core.CaseWriteOffRequested, core.ErrInvalidTransition},
 			}
 			for i, s := range steps {
 				f.clock.Advance(time.Minute)
@@ -214,10 +216,30 @@ func TestDiscrepancyCases(t *testing.T) {
 			if _, err := f.cases.Move(ctx, 999999, core.CaseWrittenOff, "ann", "x", nil); !errors.Is(err, core.ErrDiscrepancyNotFound) {
 				t.Errorf("unknown case: %v", err)
 			}
-			// Moving an unowned case makes it the mover's; taking it over is recorded.
-			c, err := f.cases.Move(ctx, id, core.CaseWrittenOff, "ann", "customer kept the difference", nil)
+			// Asking for a write-off makes the case the asker's; only a
+			// second person writes it off, and nobody takes it over meanwhile.
+			c, err := f.cases.Move(ctx, id, core.CaseWriteOffRequested, "ann", "customer kept the difference", nil)
+			if err != nil || c.Owner != "ann" || c.Status == core.DiscrepancyResolved {
+				t.Fatalf("ask for a write-off: %+v %v", c, err)
+			}
+			if _, err := f.cases.Move(ctx, id, core.CaseWrittenOff, "ann", "approving my own", nil); !errors.Is(err, core.ErrSelfApproval) ||
+				core.ErrorKind(err) != core.KindForbidden {
+				t.Errorf("the asker approving: %v, want self_approval", err)
+			}
+			if _, err := f.cases.Take(ctx, id, "bob", "", nil); !errors.Is(err, core.ErrAwaitingApproval) {
+				t.Errorf("taking over a write-off request: %v, want awaiting_approval", err)
+			}
+			c, err = f.cases.Move(ctx, id, core.CaseWrittenOff, "bob", "approved: the amount is below the cost of a refund", nil)
 			if err != nil || c.Owner != "ann" || c.Status != core.DiscrepancyResolved {
-				t.Fatalf("write off: %+v %v", c, err)
+				t.Fatalf("write off by a second person: %+v %v", c, err)
+			}
+			// A request sent back is open again, and then anyone may ask anew.
+			back := f.ids[core.DiscrepancyPaidAfterCancel]
+			if _, err := f.cases.Move(ctx, back, core.CaseWriteOffRequested, "ann", "write it off?", nil); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := f.cases.Move(ctx, back, core.CaseOpen, "bob", "no: refund it", nil); err != nil || c.State != core.CaseOpen {
+				t.Fatalf("send back: %+v %v", c, err)
 			}
 			other := f.ids[core.DiscrepancySecondPayment]
 			if _, err := f.cases.Take(ctx, other, "ann", "", nil); err != nil {
@@ -240,7 +262,8 @@ func TestDiscrepancyCases(t *testing.T) {
 				{"written off", store.CaseQuery{States: []core.CaseState{core.CaseWrittenOff}}, 1},
 				{"by kind", store.CaseQuery{Kind: core.DiscrepancySecondPayment}, 1},
 				{"by owner", store.CaseQuery{Owner: "bob"}, 1},
-				{"unowned", store.CaseQuery{Unowned: true}, 1},
+				{"by the asker of write-offs", store.CaseQuery{Owner: "ann"}, 2},
+				{"unowned", store.CaseQuery{Unowned: true}, 0},
 			} {
 				got, err := st.DB.DiscrepancyCases(ctx, q.q)
 				if got = f.mine(got); err != nil || len(got) != q.want {
@@ -256,7 +279,7 @@ func TestDiscrepancyCases(t *testing.T) {
 				wg   sync.WaitGroup
 				errs [2]error
 			)
-			for i, to := range []core.CaseState{core.CaseRefundRequested, core.CaseWrittenOff} {
+			for i, to := range []core.CaseState{core.CaseRefundRequested, core.CaseWriteOffRequested} {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -269,7 +292,7 @@ func TestDiscrepancyCases(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Both may succeed only in sequence (open → refund_requested →
-			// written_off); never both out of open.
+			// write_off_requested); never both out of open.
 			fromOpen := 0
 			for _, h := range hist {
 				if h.From == core.CaseOpen {

@@ -70,7 +70,10 @@ var (
 	ErrAlreadyRefunded = &Error{Kind: KindConflict, Code: "already_refunded", Message: "the order has already been refunded"}
 	ErrRefundNotFound  = &Error{Kind: KindNotFound, Code: "refund_not_found", Message: "refund request not found"}
 	ErrRefundDecided   = &Error{Kind: KindConflict, Code: "refund_decided", Message: "the refund request has already been decided"}
-	ErrRefundPending   = &Error{Kind: KindConflict, Code: "refund_pending", Message: "a refund request for this order is waiting for approval"}
+	// ErrSelfApproval: four eyes on money. Who asked for a refund or a
+	// write-off cannot approve it.
+	ErrSelfApproval  = &Error{Kind: KindForbidden, Code: "self_approval", Message: "who asked for it cannot approve it: a second person must"}
+	ErrRefundPending = &Error{Kind: KindConflict, Code: "refund_pending", Message: "a refund request for this order is waiting for approval"}
 )
 
 // RefundTx is the transaction a refund runs in: the engine's writes plus the
@@ -135,8 +138,10 @@ type RefundRequest struct {
 	Reason    string
 	Reference string
 	Actor     string // api | staff:<name>
-	// MayApprove: ops, admin and API callers refund in one step at any
-	// amount; others (box office) only up to the threshold.
+	// MayApprove: the caller refunds in one step at any amount (an API key
+	// with the refunds scope: the provider's integration). Staff refunds
+	// above the threshold are always requests, approved by a second
+	// person: four eyes on money.
 	MayApprove bool
 	// Audit, for a staff refund, writes its audit row (refund, or
 	// refund_request when only a request was recorded) in the refund's
@@ -350,6 +355,10 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 		row := req
 		if row.State != RefundRequested {
 			return decided(row)
+		}
+		if approver == row.RequestedBy {
+			return &Error{Kind: KindForbidden, Code: ErrSelfApproval.Code, Message: fmt.Sprintf(
+				"refund request %d was asked for by %s, so a second person must approve it", row.ID, approver)}
 		}
 		if o.Status != StatusPaid {
 			return notPaid(o)

@@ -89,18 +89,6 @@ func ValidUsername(name string) error {
 	return nil
 }
 
-// MinPasswordLen is the shortest password a new account may have.
-const MinPasswordLen = 10
-
-// ValidPassword checks a new account's password: at least MinPasswordLen
-// characters, and at most the 72 bytes bcrypt looks at.
-func ValidPassword(pw string) error {
-	if len(pw) < MinPasswordLen || len(pw) > 72 {
-		return ErrWeakPassword
-	}
-	return nil
-}
-
 // Session is a logged-in browser. Only the SHA-256 of its token is kept.
 type Session struct {
 	TokenHash string
@@ -148,10 +136,8 @@ const (
 
 // Staff errors.
 var (
-	ErrBadUsername  = &Error{Kind: KindInvalid, Code: "bad_username", Message: "username is not valid"}
-	ErrBadRole      = &Error{Kind: KindInvalid, Code: "bad_role", Message: "role is not valid"}
-	ErrWeakPassword = &Error{Kind: KindInvalid, Code: "weak_password",
-		Message: fmt.Sprintf("password needs %d to 72 characters", MinPasswordLen)}
+	ErrBadUsername   = &Error{Kind: KindInvalid, Code: "bad_username", Message: "username is not valid"}
+	ErrBadRole       = &Error{Kind: KindInvalid, Code: "bad_role", Message: "role is not valid"}
 	ErrStaffExists   = &Error{Kind: KindConflict, Code: "staff_exists", Message: "a staff account with this name exists"}
 	ErrStaffNotFound = &Error{Kind: KindNotFound, Code: "staff_not_found", Message: "staff account not found"}
 	ErrNoSession     = &Error{Kind: KindUnauthorized, Code: "no_session", Message: "not logged in or session expired"}

@@ -45,9 +45,6 @@ func TestStaffValidation(t *testing.T) {
 		{"space", ValidUsername("a b"), ErrBadUsername},
 		{"leading dot", ValidUsername(".ab"), ErrBadUsername},
 		{"65 chars", ValidUsername("a" + string(make([]byte, 64))), ErrBadUsername},
-		{"ok password", ValidPassword("0123456789"), nil},
-		{"short password", ValidPassword("012345678"), ErrWeakPassword},
-		{"73 bytes", ValidPassword(string(make([]byte, 73))), ErrWeakPassword},
 	} {
 		if !errors.Is(c.err, c.want) || (c.want == nil) != (c.err == nil) {
 			t.Errorf("%s: %v, want %v", c.name, c.err, c.want)

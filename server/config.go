@@ -73,6 +73,10 @@ type Config struct {
 	// makes every refund one step.
 	RefundApprovalCents int64
 
+	// RequireSecondFactor (SEATFLOW_REQUIRE_2FA: admin, all or empty): the
+	// accounts that must set up a second factor before anything else.
+	RequireSecondFactor core.SecondFactorPolicy
+
 	// MaxClockSkew (SEATFLOW_MAX_CLOCK_SKEW, default 500ms): how far this
 	// host's clock may be from the database's; beyond it serve refuses to
 	// start, and /readyz reports it while running.
@@ -183,6 +187,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
+	if v := p.getenv("SEATFLOW_REQUIRE_2FA"); v != "" {
+		var err error
+		if c.RequireSecondFactor, err = core.ParseSecondFactorPolicy(v); err != nil {
+			p.fail("SEATFLOW_REQUIRE_2FA", v, err.Error())
+		}
+	}
 	c.Retention = p.retention()
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
 	c.TimeoutMaxAttempts = p.positiveInt("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", core.DefaultTimeoutMaxAttempts)

@@ -63,6 +63,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SEATFLOW_ROCKETMQ_TOPIC":        "SF_T",
 		"SEATFLOW_REFUND_APPROVAL_CENTS": "5000",
 		"SEATFLOW_SESSION_IDLE":          "2h",
+		"SEATFLOW_REQUIRE_2FA":           "admin",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestLoadConfigValues(t *testing.T) {
 	}
 	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
 		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
-		c.RefundApprovalCents != 5000 || c.SessionIdle != 2*time.Hour {
+		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != core.SecondFactorAdmins || c.SessionIdle != 2*time.Hour {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -113,6 +114,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_ROCKETMQ_GROUP", strings.Repeat("g", 128), ""},
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "-1", ""},
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "12.50", ""},
+		{"SEATFLOW_REQUIRE_2FA", "admins", "want admin, all or empty"},
 		{"SEATFLOW_API_TOKEN", "short", "at least 16"},
 		{"SEATFLOW_PAYMENT_SECRET", "short", "at least 16"},
 		{"SEATFLOW_SESSION_IDLE", "0s", ""},

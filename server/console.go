@@ -52,6 +52,8 @@ type ConsoleDeps struct {
 	// SessionIdle ends a session unused this long; 0 is
 	// core.DefaultSessionIdle.
 	SessionIdle time.Duration
+	// SecondFactor is SEATFLOW_REQUIRE_2FA.
+	SecondFactor core.SecondFactorPolicy
 }
 
 // console holds the console's handlers.
@@ -171,6 +173,8 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.POST("/staff/:id/disable", cn.staffDisable, staff)
 	g.POST("/staff/:id/enable", cn.staffEnable, staff)
 	cn.sessionRoutes(g)
+	cn.passwordRoutes(g, view, staff)
+	cn.secondFactorRoutes(g, view, staff)
 	cn.mountReopen(g, view)
 	return cn
 }

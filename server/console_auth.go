@@ -89,6 +89,9 @@ func (cn *console) requireRole(action string) echo.MiddlewareFunc {
 					"path", c.Request().URL.Path)
 				return cn.errorPage(c, http.StatusForbidden, "error.csrf")
 			}
+			if missing, err := cn.missingSecondFactor(c, s); err != nil || missing {
+				return err
+			}
 			return next(c)
 		}
 	}
@@ -214,7 +217,18 @@ func (cn *console) login(c echo.Context) error {
 		return cn.renderLogin(c, http.StatusUnauthorized, d)
 	}
 	cn.limiter.reset(ip + "|" + username)
+	if f, ok, err := cn.DB.TOTP(ctx, staff.ID); err != nil {
+		return err
+	} else if ok && f.Confirmed() {
+		return cn.askForCode(c, staff, d.Next)
+	}
+	return cn.startSession(c, staff, d.Next)
+}
 
+// startSession logs staff in: a new session, its cookie, the audit line,
+// and on to next.
+func (cn *console) startSession(c echo.Context, staff core.Staff, next string) error {
+	ctx, ip := c.Request().Context(), c.RealIP()
 	now := cn.Clock.Now()
 	token := newToken()
 	sess := core.Session{TokenHash: hashToken(token), StaffID: staff.ID, CSRFToken: newToken(),
@@ -230,7 +244,7 @@ func (cn *console) login(c echo.Context) error {
 	cn.clearCookie(c, loginCookie, web.URL("/login"))
 	c.Set(contextKeyStaff, &staffSession{session: sess, staff: staff})
 	cn.audit(c, core.AuditEntry{Action: core.AuditLogin})
-	return c.Redirect(http.StatusSeeOther, safeNext(d.Next))
+	return c.Redirect(http.StatusSeeOther, safeNext(next))
 }
 
 // sameOriginPost refuses a login posted from another site: a cookie set

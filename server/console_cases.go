@@ -131,6 +131,8 @@ var caseRefusals = []struct {
 	{core.ErrCaseClosed, "case.err_closed", http.StatusConflict},
 	{core.ErrNoteRequired, "case.err_note", http.StatusUnprocessableEntity},
 	{core.ErrCaseBusy, "case.err_busy", http.StatusConflict},
+	{core.ErrSelfApproval, "case.err_self_approval", http.StatusForbidden},
+	{core.ErrAwaitingApproval, "case.err_awaiting_approval", http.StatusConflict},
 }
 
 // changeCase runs one workflow step for the signed-in member of staff. A

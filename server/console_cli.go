@@ -24,7 +24,7 @@ func createStaff(ctx context.Context, db *store.DB, username, password, role str
 	if err != nil {
 		return core.Staff{}, err
 	}
-	if err := core.ValidPassword(password); err != nil {
+	if err := core.ValidPassword(password, username); err != nil {
 		return core.Staff{}, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
@@ -50,6 +50,10 @@ func staffFormError(err error) string {
 		return "staff.err_role"
 	case errors.Is(err, core.ErrWeakPassword):
 		return "staff.err_password"
+	case errors.Is(err, core.ErrPasswordHasUsername):
+		return "staff.err_password_username"
+	case errors.Is(err, core.ErrCommonPassword):
+		return "staff.err_password_common"
 	}
 	return ""
 }

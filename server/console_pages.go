@@ -428,6 +428,9 @@ func (cn *console) renderStaff(c echo.Context, status int, d web.StaffData) erro
 	if d.Accounts, err = cn.DB.StaffList(c.Request().Context()); err != nil {
 		return err
 	}
+	if d.TwoStep, err = cn.DB.TOTPEnrolled(c.Request().Context()); err != nil {
+		return err
+	}
 	return render(c, status, web.StaffPage(cn.page(c, "staff.title", web.NavStaff), d))
 }
 

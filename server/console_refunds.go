@@ -41,7 +41,7 @@ func (cn *console) refundOrder(c echo.Context) error {
 	s := sessionOf(c)
 	out, err := cn.Refunds.Refund(c.Request().Context(), core.RefundRequest{OrderNo: d.Order.OrderNo,
 		Reason: d.RefundReason, Reference: d.RefundReference, Actor: core.ActorStaffPrefix + s.staff.Username,
-		MayApprove: s.staff.Role.Can(core.ActApproveRefund), Audit: staffAction(c)})
+		Audit: staffAction(c)})
 	if key := refundConflict(err); key != "" {
 		d.RefundError = key
 		return render(c, http.StatusConflict, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
@@ -118,7 +118,7 @@ func (cn *console) refundParam(c echo.Context) (core.Refund, error) {
 // refundConflict is the catalog key of a refund the order's state refused,
 // or "" for any other error.
 func refundConflict(err error) string {
-	for _, e := range []*core.Error{core.ErrAlreadyRefunded, core.ErrOrderNotPaid, core.ErrRefundPending, core.ErrRefundDecided} {
+	for _, e := range []*core.Error{core.ErrAlreadyRefunded, core.ErrOrderNotPaid, core.ErrRefundPending, core.ErrRefundDecided, core.ErrSelfApproval} {
 		if errors.Is(err, e) {
 			return "refund.err_" + e.Code
 		}

@@ -82,6 +82,19 @@ func TestSeatStreamEndsWithSession(t *testing.T) {
 				t.Fatalf("disable: status %d: %s", rec.Code, rec.Body)
 			}
 		}},
+		{"password changed in another session", func(env *consoleEnv, viewer *browser) {
+			other := env.login(core.RoleBoxOffice)
+			if rec := other.post("/console/account/password", url.Values{"current": {testPassword},
+				"password": {newTestPassword}, "confirm": {newTestPassword}}); rec.Code != http.StatusSeeOther {
+				t.Fatalf("change password: status %d: %s", rec.Code, rec.Body)
+			}
+		}},
+		{"password set by a reset link", func(env *consoleEnv, viewer *browser) {
+			link := resetLinkFor(t, env, env.staff[core.RoleBoxOffice])
+			if rec := useResetLink(t, env.browser(), link, newTestPassword); rec.StatusCode != http.StatusSeeOther {
+				t.Fatalf("reset: status %d: %s", rec.StatusCode, rec.Status)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newConsoleEnv(t)

@@ -593,6 +593,9 @@ type StaffData struct {
 	Username  string
 	Role      core.Role
 	FormError string // catalog key
+	// A password link just made, shown this once.
+	ResetLink, ResetFor string
+	TwoStep             map[int64]bool // accounts with a confirmed second factor
 }
 
 // ErrorData is an error page.

@@ -118,11 +118,11 @@ func TestCaseFilter(t *testing.T) {
 		values string
 		states []core.CaseState
 	}{
-		{CaseFilter{}, 1, "", []core.CaseState{core.CaseOpen, core.CaseRefundRequested, core.CaseRefundFailed}},
-		{CaseFilter{State: CaseStateActive}, 2, "?page=2", []core.CaseState{core.CaseOpen, core.CaseRefundRequested, core.CaseRefundFailed}},
+		{CaseFilter{}, 1, "", []core.CaseState{core.CaseOpen, core.CaseRefundRequested, core.CaseRefundFailed, core.CaseWriteOffRequested}},
+		{CaseFilter{State: CaseStateActive}, 2, "?page=2", []core.CaseState{core.CaseOpen, core.CaseRefundRequested, core.CaseRefundFailed, core.CaseWriteOffRequested}},
 		{CaseFilter{State: CaseStateAll, Kind: "second_payment"}, 1, "?kind=second_payment&state=all", nil},
 		{CaseFilter{State: "refunded", Owner: "ann"}, 1, "?owner=ann&state=refunded", []core.CaseState{core.CaseRefunded}},
-		{CaseFilter{Unowned: true}, 1, "?unowned=1", []core.CaseState{core.CaseOpen, core.CaseRefundRequested, core.CaseRefundFailed}},
+		{CaseFilter{Unowned: true}, 1, "?unowned=1", []core.CaseState{core.CaseOpen, core.CaseRefundRequested, core.CaseRefundFailed, core.CaseWriteOffRequested}},
 	} {
 		if v := c.f.Values(c.page); v != c.values {
 			t.Errorf("%+v.Values(%d) = %q, want %q", c.f, c.page, v, c.values)

@@ -50,6 +50,10 @@ commands:
                   and print how to use them
   staff add [--role box_office|ops|admin] NAME
                   create a console account; its password is printed once
+  staff reset-link NAME
+                  print a one-time link (24 h) that sets NAME's password
+  staff reset-2fa NAME
+                  remove NAME's second factor (a lost phone)
   apikey add --name NAME --scope SCOPE[,SCOPE...] | apikey list | apikey revoke ID
                   manage API keys (scopes: orders:read, orders:write,
                   shows:write, reconcile, refunds); add prints the key once
@@ -190,14 +194,20 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 }
 
 func staff(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
-	if len(args) == 0 || args[0] != "add" {
-		return fmt.Errorf("usage: seatflow staff add [--role box_office|ops|admin] NAME")
+	if len(args) == 0 || (args[0] != "add" && args[0] != "reset-link" && args[0] != "reset-2fa") {
+		return fmt.Errorf("usage: seatflow staff add [--role box_office|manager|ops|admin] NAME | staff reset-link NAME | staff reset-2fa NAME")
 	}
 	_, db, err := openDB(ctx, getenv)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
+	switch args[0] {
+	case "reset-link":
+		return server.StaffResetLink(ctx, db, args[1:], stdout)
+	case "reset-2fa":
+		return server.StaffResetSecondFactor(ctx, db, args[1:], stdout)
+	}
 	return server.StaffAdd(ctx, db, args[1:], stdout)
 }
 

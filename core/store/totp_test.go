@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"seatflow/core"
+)
+
+// TestTOTPFactor: an offer is confirmed once, a confirmed factor is not
+// replaced by a new offer, a step is accepted once, and deleting removes it.
+func TestTOTPFactor(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		ann := mkStaffWithSessions(t, db, "ann")
+		audit := &core.AuditEntry{At: t0, Staff: "ann", Action: core.AuditTOTPEnable}
+		if _, ok, err := db.TOTP(ctx, ann.ID); ok || err != nil {
+			t.Fatalf("before any offer: %t %v", ok, err)
+		}
+		for _, secret := range []string{"FIRST", "SECOND"} { // a second offer replaces the first
+			if err := db.OfferTOTP(ctx, ann.ID, secret, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, ok, err := db.TOTP(ctx, ann.ID)
+		if !ok || err != nil || f.Secret != "SECOND" || f.Confirmed() {
+			t.Fatalf("offer: %+v %t %v", f, ok, err)
+		}
+		if won, err := db.UseTOTPStep(ctx, ann.ID, 100, false, t0, nil); won || err != nil {
+			t.Fatalf("a login code against an unconfirmed offer: %t %v", won, err)
+		}
+		if won, err := db.UseTOTPStep(ctx, ann.ID, 100, true, t0, audit); !won || err != nil {
+			t.Fatalf("confirm: %t %v", won, err)
+		}
+		if err := db.OfferTOTP(ctx, ann.ID, "THIRD", t0); !errors.Is(err, core.ErrTOTPEnrolled) {
+			t.Fatalf("offer over a confirmed factor: %v", err)
+		}
+		steps := []struct {
+			step int64
+			won  bool
+		}{{100, false}, {99, false}, {101, true}, {101, false}, {103, true}}
+		for _, s := range steps {
+			if won, err := db.UseTOTPStep(ctx, ann.ID, s.step, false, t0, nil); won != s.won || err != nil {
+				t.Errorf("step %d: %t %v, want %t", s.step, won, err, s.won)
+			}
+		}
+		enrolled, err := db.TOTPEnrolled(ctx)
+		if err != nil || !enrolled[ann.ID] {
+			t.Fatalf("enrolled %v %v", enrolled, err)
+		}
+		if had, err := db.DeleteTOTP(ctx, ann.ID, core.AuditEntry{At: t0, Action: core.AuditTOTPDisable}); !had || err != nil {
+			t.Fatalf("delete: %t %v", had, err)
+		}
+		if had, _ := db.DeleteTOTP(ctx, ann.ID, core.AuditEntry{At: t0, Action: core.AuditTOTPDisable}); had {
+			t.Error("second delete found a factor")
+		}
+		if n := len(auditActions(t, db, core.AuditTOTPEnable)); n != 1 {
+			t.Errorf("%d enable audit lines, want 1", n)
+		}
+		if n := len(auditActions(t, db, core.AuditTOTPDisable)); n != 1 {
+			t.Errorf("%d disable audit lines, want 1 (not for the delete that found nothing)", n)
+		}
+	})
+}
+
+func TestLoginChallenge(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		if err := db.CreateLoginChallenge(ctx, "c1", LoginChallenge{StaffID: 7, Next: "/console/orders"}, t0, t0.Add(5*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		for try := 1; try <= 3; try++ {
+			c, err := db.TryLoginChallenge(ctx, "c1", t0, 3)
+			if err != nil || c.StaffID != 7 || c.Next != "/console/orders" || c.Tries != try {
+				t.Fatalf("try %d: %+v %v", try, c, err)
+			}
+		}
+		if _, err := db.TryLoginChallenge(ctx, "c1", t0, 3); !errors.Is(err, core.ErrNoChallenge) {
+			t.Fatalf("a fourth try of three: %v", err)
+		}
+		if _, err := db.TryLoginChallenge(ctx, "c1", t0, 100); !errors.Is(err, core.ErrNoChallenge) {
+			t.Fatalf("a used-up challenge came back with a higher limit: %v", err)
+		}
+		if err := db.CreateLoginChallenge(ctx, "c2", LoginChallenge{StaffID: 7}, t0, t0.Add(5*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.TryLoginChallenge(ctx, "c2", t0.Add(5*time.Minute), 3); !errors.Is(err, core.ErrNoChallenge) {
+			t.Fatalf("expired challenge: %v", err)
+		}
+		if _, err := db.TryLoginChallenge(ctx, "nope", t0, 3); !errors.Is(err, core.ErrNoChallenge) {
+			t.Fatalf("unknown challenge: %v", err)
+		}
+	})
+}

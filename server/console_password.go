@@ -1,0 +1,267 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
+
+	"seatflow/core"
+	"seatflow/core/store"
+	"seatflow/web"
+)
+
+// Passwords and roles: staff change their own password (which ends their
+// other sessions), an admin hands over a one-time reset link instead of
+// typing a password for someone, and an admin changes roles. Every change
+// is audited in the transaction that makes it.
+
+// resetCookie carries the reset form's double-submit token: the page is
+// for someone with no session, like the login page.
+const resetCookie = "seatflow_reset"
+
+func (cn *console) passwordRoutes(g *echo.Group, view, staff echo.MiddlewareFunc) {
+	g.GET("/account/password", cn.passwordForm, view)
+	g.POST("/account/password", cn.changePassword, view)
+	g.POST("/staff/:id/role", cn.setStaffRole, staff)
+	g.POST("/staff/:id/reset-link", cn.makeResetLink, staff)
+	g.GET("/reset/:token", cn.resetForm, noReferrer)
+	g.POST("/reset/:token", cn.resetPassword, noReferrer)
+}
+
+// noReferrer keeps a reset link's token out of Referer headers.
+func noReferrer(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Referrer-Policy", "no-referrer")
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return next(c)
+	}
+}
+
+// hashPassword checks a new password for username and hashes it, holding
+// one of the login's hashing slots: hashing is what a flood costs the
+// server, whichever form sends it.
+func (cn *console) hashPassword(ctx context.Context, password, username string) (string, error) {
+	if err := core.ValidPassword(password, username); err != nil {
+		return "", err
+	}
+	select {
+	case cn.hashSlots <- struct{}{}:
+		defer func() { <-cn.hashSlots }()
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(hash), nil
+}
+
+func (cn *console) passwordForm(c echo.Context) error {
+	return render(c, http.StatusOK, web.PasswordPage(cn.page(c, "password.title", ""), web.PasswordData{}))
+}
+
+func (cn *console) changePassword(c echo.Context) error {
+	ctx, s := c.Request().Context(), sessionOf(c)
+	refuse := func(status int, key string) error {
+		return render(c, status, web.PasswordPage(cn.page(c, "password.title", ""), web.PasswordData{Error: key}))
+	}
+	_, current, err := cn.DB.StaffLogin(ctx, s.staff.Username)
+	if err != nil {
+		return err
+	}
+	// A stolen session must not become a way to guess the password: wrong
+	// current passwords count as the account's failed logins.
+	if cn.accountLimiter.over(s.staff.Username) {
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int(loginTryWindow/time.Second)))
+		return refuse(http.StatusTooManyRequests, "login.throttled")
+	}
+	if bcrypt.CompareHashAndPassword([]byte(current), []byte(c.FormValue("current"))) != nil {
+		cn.accountLimiter.allow(s.staff.Username)
+		return refuse(http.StatusUnprocessableEntity, "password.err_current")
+	}
+	if c.FormValue("password") != c.FormValue("confirm") {
+		return refuse(http.StatusUnprocessableEntity, "password.err_confirm")
+	}
+	hash, err := cn.hashPassword(ctx, c.FormValue("password"), s.staff.Username)
+	if key := staffFormError(err); key != "" {
+		return refuse(http.StatusUnprocessableEntity, key)
+	}
+	if err != nil {
+		return err
+	}
+	if err := cn.DB.SetPassword(ctx, s.staff.ID, hash, s.session.TokenHash,
+		cn.auditEntry(c, core.AuditPasswordChange, "staff:"+s.staff.Username)); err != nil {
+		return err
+	}
+	cn.streams.end(func(st *openStream) bool { return st.staffID == s.staff.ID && st.tokenHash != s.session.TokenHash })
+	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=password_changed"))
+}
+
+// auditEntry is an audit line by the request's member of staff.
+func (cn *console) auditEntry(c echo.Context, action, target string) core.AuditEntry {
+	a := core.AuditEntry{At: cn.Clock.Now(), Action: action, Target: target, IP: c.RealIP()}
+	if s := sessionOf(c); s != nil {
+		a.Staff, a.Role = s.staff.Username, s.staff.Role
+	}
+	return a
+}
+
+// staffTarget reads the :id of a staff action; acting on oneself is
+// refused (an admin who demotes or locks out themselves needs another
+// admin to get back).
+func (cn *console) staffTarget(c echo.Context) (int64, error) {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return 0, echo.ErrNotFound
+	}
+	if id == sessionOf(c).staff.ID {
+		return 0, cn.renderStaff(c, http.StatusConflict, web.StaffData{FormError: "staff.err_self"})
+	}
+	return id, nil
+}
+
+func (cn *console) setStaffRole(c echo.Context) error {
+	id, err := cn.staffTarget(c)
+	if id == 0 {
+		return err
+	}
+	role, err := core.ParseRole(c.FormValue("role"))
+	if err != nil {
+		return cn.renderStaff(c, http.StatusUnprocessableEntity, web.StaffData{FormError: "staff.err_role"})
+	}
+	if _, err := cn.DB.SetStaffRole(c.Request().Context(), id, role, cn.auditEntry(c, core.AuditStaffRole, "")); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
+}
+
+// makeResetLink shows a new reset link for the account once, on the page
+// itself: a redirect would put it in the URL and the browser's history.
+func (cn *console) makeResetLink(c echo.Context) error {
+	id, err := cn.staffTarget(c)
+	if id == 0 {
+		return err
+	}
+	accounts, err := cn.DB.StaffList(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	var target core.Staff
+	for _, a := range accounts {
+		if a.ID == id {
+			target = a
+		}
+	}
+	if target.ID == 0 || target.Disabled {
+		return echo.ErrNotFound
+	}
+	path, err := createResetLink(c.Request().Context(), cn.DB, target, cn.auditEntry(c, core.AuditPasswordResetLink, "staff:"+target.Username))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return cn.renderStaff(c, http.StatusOK, web.StaffData{ResetFor: target.Username,
+		ResetLink: c.Scheme() + "://" + c.Request().Host + path})
+}
+
+// createResetLink stores a new link for s (replacing older ones) and
+// returns its path: the one path for the console and `seatflow staff
+// reset-link`.
+func createResetLink(ctx context.Context, db *store.DB, s core.Staff, audit core.AuditEntry) (string, error) {
+	token := newToken()
+	if err := db.CreatePasswordReset(ctx, s.ID, hashToken(token), audit.At, audit.At.Add(core.PasswordResetTTL), audit); err != nil {
+		return "", err
+	}
+	return web.URL("/reset/" + token), nil
+}
+
+func (cn *console) resetForm(c echo.Context) error {
+	s, err := cn.DB.PasswordReset(c.Request().Context(), hashToken(c.Param("token")), cn.Clock.Now())
+	if errors.Is(err, core.ErrResetLinkInvalid) {
+		return cn.renderReset(c, http.StatusNotFound, web.ResetData{Error: "reset.invalid"})
+	}
+	if err != nil {
+		return err
+	}
+	return cn.renderReset(c, http.StatusOK, web.ResetData{Username: s.Username})
+}
+
+func (cn *console) renderReset(c echo.Context, status int, d web.ResetData) error {
+	if d.Username != "" {
+		d.Path = web.URL("/reset/" + c.Param("token"))
+		d.Token = newToken()
+		cn.setCookie(c, resetCookie, d.Token, d.Path, time.Hour)
+	}
+	return render(c, status, web.ResetPage(cn.page(c, "reset.title", ""), d))
+}
+
+func (cn *console) resetPassword(c echo.Context) error {
+	ctx, tokenHash, now := c.Request().Context(), hashToken(c.Param("token")), cn.Clock.Now()
+	s, err := cn.DB.PasswordReset(ctx, tokenHash, now)
+	if errors.Is(err, core.ErrResetLinkInvalid) {
+		return cn.renderReset(c, http.StatusNotFound, web.ResetData{Error: "reset.invalid"})
+	}
+	if err != nil {
+		return err
+	}
+	d := web.ResetData{Username: s.Username}
+	cookie := cookieValue(c, resetCookie)
+	if !sameOriginPost(c.Request()) || cookie == "" ||
+		subtle.ConstantTimeCompare([]byte(cookie), []byte(c.Request().PostFormValue(csrfField))) != 1 {
+		d.Error = "login.expired"
+		return cn.renderReset(c, http.StatusForbidden, d)
+	}
+	if c.FormValue("password") != c.FormValue("confirm") {
+		d.Error = "password.err_confirm"
+		return cn.renderReset(c, http.StatusUnprocessableEntity, d)
+	}
+	hash, err := cn.hashPassword(ctx, c.FormValue("password"), s.Username)
+	if key := staffFormError(err); key != "" {
+		d.Error = key
+		return cn.renderReset(c, http.StatusUnprocessableEntity, d)
+	}
+	if err != nil {
+		return err
+	}
+	audit := core.AuditEntry{At: now, Action: core.AuditPasswordReset, IP: c.RealIP()}
+	if _, err := cn.DB.UsePasswordReset(ctx, tokenHash, hash, now, audit); errors.Is(err, core.ErrResetLinkInvalid) {
+		return cn.renderReset(c, http.StatusNotFound, web.ResetData{Error: "reset.invalid"})
+	} else if err != nil {
+		return err
+	}
+	cn.streams.endStaff(s.ID)
+	cn.clearCookie(c, resetCookie, web.URL("/reset/"+c.Param("token")))
+	return c.Redirect(http.StatusSeeOther, web.URL("/login?msg=password_reset"))
+}
+
+// StaffResetLink is `seatflow staff reset-link NAME`: a one-time link to
+// set the account's password, for the admin who has none left to ask.
+func StaffResetLink(ctx context.Context, db *store.DB, args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: seatflow staff reset-link NAME")
+	}
+	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+	if err != nil {
+		return fmt.Errorf("staff reset-link: %w", err)
+	}
+	if s.Disabled {
+		return fmt.Errorf("staff reset-link: %s is disabled", s.Username)
+	}
+	path, err := createResetLink(ctx, db, s, core.AuditEntry{At: time.Now().UTC(), Staff: cliActor.Staff,
+		Action: core.AuditPasswordResetLink, Target: "staff:" + s.Username})
+	if err != nil {
+		return fmt.Errorf("staff reset-link: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "password link for %s (works once, for %v), on this server's address:\n  %s\n",
+		s.Username, core.PasswordResetTTL, path)
+	return err
+}

@@ -1,0 +1,265 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
+
+	"seatflow/core"
+	"seatflow/core/store"
+	"seatflow/web"
+)
+
+// The optional second factor (TOTP): set up and turned off by its owner,
+// removed by an admin for someone who lost their phone, asked for at
+// sign-in after the password, and required before anything else for the
+// roles SEATFLOW_REQUIRE_2FA names.
+
+const (
+	// loginCodeTTL is how long a sign-in waits for its code.
+	loginCodeTTL = 5 * time.Minute
+	// loginCodeTries is how many codes one sign-in may try: with 3 valid
+	// codes in a million, five tries leave a guesser no real chance, and
+	// every new sign-in costs the password again.
+	loginCodeTries = 5
+	// offerReuse keeps one offer on screen while its owner types the code
+	// (a reload within it shows the same QR code).
+	offerReuse = 10 * time.Minute
+)
+
+func (cn *console) secondFactorRoutes(g *echo.Group, view, staff echo.MiddlewareFunc) {
+	g.POST("/login/code", cn.loginCode)
+	g.GET("/account/2fa", cn.secondFactorPage, view)
+	g.POST("/account/2fa", cn.confirmSecondFactor, view)
+	g.POST("/account/2fa/disable", cn.disableSecondFactor, view)
+	g.POST("/staff/:id/2fa-reset", cn.resetSecondFactor, staff)
+}
+
+// secondFactorPaths are what an account SEATFLOW_REQUIRE_2FA covers may
+// use before it has a second factor: setting one up, and leaving.
+var secondFactorPaths = map[string]bool{
+	web.URL("/account/2fa"): true, web.URL("/account/2fa/disable"): true, web.URL("/logout"): true,
+}
+
+// missingSecondFactor sends an account that must have a second factor and
+// has none to the page that sets one up, and reports whether it did.
+func (cn *console) missingSecondFactor(c echo.Context, s *staffSession) (bool, error) {
+	if !cn.SecondFactor.Required(s.staff.Role) || secondFactorPaths[c.Path()] {
+		return false, nil
+	}
+	f, ok, err := cn.DB.TOTP(c.Request().Context(), s.staff.ID)
+	if err != nil || (ok && f.Confirmed()) {
+		return false, err
+	}
+	target := web.URL("/account/2fa")
+	switch {
+	case c.Request().Header.Get("HX-Request") == "true":
+		c.Response().Header().Set("HX-Redirect", target)
+		return true, c.NoContent(http.StatusForbidden)
+	case c.Request().Header.Get(echo.HeaderAccept) == "text/event-stream":
+		return true, c.NoContent(http.StatusForbidden)
+	}
+	return true, c.Redirect(http.StatusSeeOther, target)
+}
+
+// askForCode is the sign-in's second step: the password was right, the
+// account has a second factor. No session exists until the code is.
+func (cn *console) askForCode(c echo.Context, staff core.Staff, next string) error {
+	token, now := newToken(), cn.Clock.Now()
+	if err := cn.DB.CreateLoginChallenge(c.Request().Context(), hashToken(token),
+		store.LoginChallenge{StaffID: staff.ID, Next: truncate(next, 512)}, now, now.Add(loginCodeTTL)); err != nil {
+		return err
+	}
+	cn.clearCookie(c, loginCookie, web.URL("/login"))
+	return cn.renderLoginCode(c, http.StatusOK, web.LoginCodeData{Challenge: token})
+}
+
+func (cn *console) renderLoginCode(c echo.Context, status int, d web.LoginCodeData) error {
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, status, web.LoginCodePage(cn.page(c, "login.code_title", ""), d))
+}
+
+// loginCode checks the code of a waiting sign-in. The challenge token is
+// the form's CSRF defence: only the browser that gave the password has it.
+func (cn *console) loginCode(c echo.Context) error {
+	ctx, now, token := c.Request().Context(), cn.Clock.Now(), c.FormValue("challenge")
+	if !sameOriginPost(c.Request()) || token == "" {
+		return cn.renderLogin(c, http.StatusForbidden, web.LoginData{Error: "login.expired"})
+	}
+	ch, err := cn.DB.TryLoginChallenge(ctx, hashToken(token), now, loginCodeTries)
+	if errors.Is(err, core.ErrNoChallenge) {
+		return cn.renderLogin(c, http.StatusUnauthorized, web.LoginData{Error: "login.code_expired"})
+	}
+	if err != nil {
+		return err
+	}
+	staff, err := cn.DB.StaffByID(ctx, ch.StaffID)
+	if err != nil && !errors.Is(err, core.ErrStaffNotFound) {
+		return err
+	}
+	f, ok, err := cn.DB.TOTP(ctx, ch.StaffID)
+	if err != nil {
+		return err
+	}
+	if staff.ID == 0 || staff.Disabled || !ok || !f.Confirmed() {
+		// Disabled, or the factor removed, since the password was given.
+		return errors.Join(cn.DB.DeleteLoginChallenge(ctx, hashToken(token)),
+			cn.renderLogin(c, http.StatusUnauthorized, web.LoginData{Error: "login.code_expired"}))
+	}
+	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
+	if valid {
+		if valid, err = cn.DB.UseTOTPStep(ctx, staff.ID, step, false, now, nil); err != nil {
+			return err
+		}
+	}
+	if !valid {
+		cn.audit(c, core.AuditEntry{Staff: staff.Username, Role: staff.Role, Action: core.AuditLoginCodeFailed})
+		return cn.renderLoginCode(c, http.StatusUnauthorized, web.LoginCodeData{Challenge: token, Error: "login.code_wrong"})
+	}
+	if err := cn.DB.DeleteLoginChallenge(ctx, hashToken(token)); err != nil {
+		return err
+	}
+	return cn.startSession(c, staff, ch.Next)
+}
+
+func (cn *console) secondFactorPage(c echo.Context) error {
+	return cn.renderSecondFactor(c, http.StatusOK, "")
+}
+
+// renderSecondFactor shows the account's factor, or an offer to set one up
+// (the one offered last when it is recent, so a reload keeps the QR code).
+func (cn *console) renderSecondFactor(c echo.Context, status int, errKey string) error {
+	ctx, s, now := c.Request().Context(), sessionOf(c), cn.Clock.Now()
+	d := web.SecondFactorData{Required: cn.SecondFactor.Required(s.staff.Role), Error: errKey}
+	f, ok, err := cn.DB.TOTP(ctx, s.staff.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ok && f.Confirmed():
+		d.Confirmed = f.ConfirmedAt
+	case ok && now.Sub(f.CreatedAt) < offerReuse:
+		d.Secret = f.Secret
+	default:
+		if d.Secret, err = core.NewTOTPSecret(s.staff.Username); err != nil {
+			return err
+		}
+		if err := cn.DB.OfferTOTP(ctx, s.staff.ID, d.Secret, now); err != nil {
+			return err
+		}
+	}
+	if d.Secret != "" {
+		if d.QR, err = web.QRCode(core.TOTPURL(d.Secret, s.staff.Username)); err != nil {
+			return err
+		}
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, status, web.SecondFactorPage(cn.page(c, "totp.title", ""), d))
+}
+
+func (cn *console) confirmSecondFactor(c echo.Context) error {
+	ctx, s, now := c.Request().Context(), sessionOf(c), cn.Clock.Now()
+	f, ok, err := cn.DB.TOTP(ctx, s.staff.ID)
+	if err != nil {
+		return err
+	}
+	if !ok || f.Confirmed() {
+		return c.Redirect(http.StatusSeeOther, web.URL("/account/2fa"))
+	}
+	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
+	if valid {
+		audit := cn.auditEntry(c, core.AuditTOTPEnable, "staff:"+s.staff.Username)
+		if valid, err = cn.DB.UseTOTPStep(ctx, s.staff.ID, step, true, now, &audit); err != nil {
+			return err
+		}
+	}
+	if !valid {
+		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "login.code_wrong")
+	}
+	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=totp_enabled"))
+}
+
+// disableSecondFactor turns one's factor off: the password and a code
+// both, so neither a stolen session nor a stolen phone alone can.
+func (cn *console) disableSecondFactor(c echo.Context) error {
+	ctx, s, now := c.Request().Context(), sessionOf(c), cn.Clock.Now()
+	if cn.SecondFactor.Required(s.staff.Role) {
+		return cn.renderSecondFactor(c, http.StatusConflict, "totp.required_keep")
+	}
+	f, ok, err := cn.DB.TOTP(ctx, s.staff.ID)
+	if err != nil {
+		return err
+	}
+	if !ok || !f.Confirmed() {
+		return c.Redirect(http.StatusSeeOther, web.URL("/account/2fa"))
+	}
+	if cn.accountLimiter.over(s.staff.Username) {
+		return cn.renderSecondFactor(c, http.StatusTooManyRequests, "login.throttled")
+	}
+	_, hash, err := cn.DB.StaffLogin(ctx, s.staff.Username)
+	if err != nil {
+		return err
+	}
+	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(c.FormValue("password"))) != nil || !valid {
+		cn.accountLimiter.allow(s.staff.Username)
+		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_disable")
+	}
+	if won, err := cn.DB.UseTOTPStep(ctx, s.staff.ID, step, false, now, nil); err != nil {
+		return err
+	} else if !won {
+		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_disable")
+	}
+	if _, err := cn.DB.DeleteTOTP(ctx, s.staff.ID, cn.auditEntry(c, core.AuditTOTPDisable, "staff:"+s.staff.Username)); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=totp_disabled"))
+}
+
+func (cn *console) resetSecondFactor(c echo.Context) error {
+	id, err := cn.staffTarget(c)
+	if id == 0 {
+		return err
+	}
+	target, err := cn.DB.StaffByID(c.Request().Context(), id)
+	if errors.Is(err, core.ErrStaffNotFound) {
+		return echo.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := cn.DB.DeleteTOTP(c.Request().Context(), id, cn.auditEntry(c, core.AuditTOTPReset, "staff:"+target.Username)); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
+}
+
+// StaffResetSecondFactor is `seatflow staff reset-2fa NAME`: removes the
+// account's second factor, for the admin who lost their phone.
+func StaffResetSecondFactor(ctx context.Context, db *store.DB, args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: seatflow staff reset-2fa NAME")
+	}
+	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+	if err != nil {
+		return fmt.Errorf("staff reset-2fa: %w", err)
+	}
+	had, err := db.DeleteTOTP(ctx, s.ID, core.AuditEntry{At: time.Now().UTC(), Staff: cliActor.Staff,
+		Action: core.AuditTOTPReset, Target: "staff:" + s.Username})
+	if err != nil {
+		return fmt.Errorf("staff reset-2fa: %w", err)
+	}
+	if !had {
+		_, err = fmt.Fprintf(stdout, "%s has no second factor\n", s.Username)
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "removed the second factor of %s: the next sign-in needs the password only\n", s.Username)
+	return err
+}

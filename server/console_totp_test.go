@@ -1,0 +1,202 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"seatflow/core"
+)
+
+var (
+	totpSecretInPage = regexp.MustCompile(`<code id="totp-secret">([A-Z2-7]+)</code>`)
+	challengeInPage  = regexp.MustCompile(`name="challenge" value="([^"]+)"`)
+)
+
+// enrollSecondFactor sets up b's account's second factor and returns its secret.
+func enrollSecondFactor(t *testing.T, env *consoleEnv, b *browser) string {
+	t.Helper()
+	page := b.do("GET", "/console/account/2fa", nil, nil)
+	m := totpSecretInPage.FindStringSubmatch(page.Body.String())
+	if page.Code != http.StatusOK || m == nil || !strings.Contains(page.Body.String(), "<svg") {
+		t.Fatalf("2fa page: status %d, no secret or QR code: %.400s", page.Code, page.Body)
+	}
+	if rec := b.post("/console/account/2fa", url.Values{"code": {totpCode(t, m[1], env.clock.Now())}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("confirm: status %d: %.300s", rec.Code, rec.Body)
+	}
+	return m[1]
+}
+
+func totpCode(t *testing.T, secret string, at time.Time) string {
+	t.Helper()
+	code, err := core.TOTPCode(secret, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
+// loginPassword gives the password and returns the response: the code
+// page when the account has a second factor.
+func loginPassword(t *testing.T, b *browser, username string) *http.Response {
+	t.Helper()
+	form := b.do("GET", "/console/login", nil, nil)
+	m := hiddenCSRF.FindStringSubmatch(form.Body.String())
+	rec := b.do("POST", "/console/login", url.Values{"_csrf": {m[1]}, "username": {username}, "password": {testPassword}}, nil)
+	res := rec.Result()
+	res.Header.Set("X-Test-Body", rec.Body.String()[:min(rec.Body.Len(), 4000)])
+	return res
+}
+
+func TestSecondFactorEnrollAndSignIn(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[core.RoleOps]
+	b := env.login(core.RoleOps)
+
+	first := totpSecretInPage.FindStringSubmatch(b.do("GET", "/console/account/2fa", nil, nil).Body.String())
+	again := totpSecretInPage.FindStringSubmatch(b.do("GET", "/console/account/2fa", nil, nil).Body.String())
+	if first == nil || again == nil || first[1] != again[1] {
+		t.Fatalf("a reload changed the offered secret: %v, %v", first, again)
+	}
+	if rec := b.post("/console/account/2fa", url.Values{"code": {"000000"}}); rec.Code != http.StatusUnprocessableEntity {
+		t.Errorf("a wrong code turned it on: status %d", rec.Code)
+	}
+	// Without a confirmed factor the password alone signs in.
+	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login before the factor is confirmed: status %d", res.StatusCode)
+	}
+	secret := enrollSecondFactor(t, env, b)
+	if a := auditOf(t, env, core.AuditTOTPEnable); len(a) != 1 || a[0].Staff != ops.Username {
+		t.Errorf("audit: %+v", a)
+	}
+
+	env.clock.Advance(30 * time.Second) // the next step: the confirming code is used up
+	visitor := env.browser()
+	res := loginPassword(t, visitor, ops.Username)
+	m := challengeInPage.FindStringSubmatch(res.Header.Get("X-Test-Body"))
+	if res.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("password of an account with a factor: status %d, want the code page", res.StatusCode)
+	}
+	if rec := visitor.do("GET", "/console/", nil, nil); rec.Code != http.StatusSeeOther {
+		t.Fatalf("a session before the code: status %d", rec.Code)
+	}
+	code := func(c string) *http.Response {
+		return visitor.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {c}}, nil).Result()
+	}
+	if res := code("000000"); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("wrong code: status %d", res.StatusCode)
+	}
+	if res := visitor.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {totpCode(t, secret, env.clock.Now())}},
+		http.Header{"Sec-Fetch-Site": {"cross-site"}}); res.Code != http.StatusForbidden {
+		t.Errorf("a code posted from another site: status %d, want 403", res.Code)
+	}
+	good := totpCode(t, secret, env.clock.Now())
+	if res := code(good); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("right code: status %d", res.StatusCode)
+	}
+	if rec := visitor.do("GET", "/console/", nil, nil); rec.Code != http.StatusOK {
+		t.Errorf("after the code: status %d, want signed in", rec.Code)
+	}
+	if a := auditOf(t, env, core.AuditLoginCodeFailed); len(a) != 1 {
+		t.Errorf("%d failed-code audit lines, want 1", len(a))
+	}
+
+	// The same code again, in a new sign-in within its step: replayed.
+	other := env.browser()
+	m = challengeInPage.FindStringSubmatch(loginPassword(t, other, ops.Username).Header.Get("X-Test-Body"))
+	if rec := other.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {good}}, nil); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a replayed code: status %d, want 401", rec.Code)
+	}
+	// Five codes per sign-in: then it is over, even with the right one.
+	for range loginCodeTries - 1 {
+		other.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {"000000"}}, nil)
+	}
+	env.clock.Advance(30 * time.Second)
+	rec := other.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {totpCode(t, secret, env.clock.Now())}}, nil)
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "too many wrong codes") {
+		t.Errorf("a sixth code: status %d, want the sign-in over", rec.Code)
+	}
+	// And a waiting sign-in ends after five minutes.
+	late := env.browser()
+	m = challengeInPage.FindStringSubmatch(loginPassword(t, late, ops.Username).Header.Get("X-Test-Body"))
+	env.clock.Advance(loginCodeTTL)
+	if rec := late.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {totpCode(t, secret, env.clock.Now())}}, nil); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a code after five minutes: status %d, want 401", rec.Code)
+	}
+}
+
+func TestSecondFactorDisableAndAdminReset(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[core.RoleOps]
+	b := env.login(core.RoleOps)
+	secret := enrollSecondFactor(t, env, b)
+	env.clock.Advance(30 * time.Second)
+	for _, form := range []url.Values{
+		{"password": {"wrong password!"}, "code": {totpCode(t, secret, env.clock.Now())}},
+		{"password": {testPassword}, "code": {"000000"}},
+	} {
+		if rec := b.post("/console/account/2fa/disable", form); rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("disable with %v: status %d, want 422", form, rec.Code)
+		}
+	}
+	if rec := b.post("/console/account/2fa/disable", url.Values{"password": {testPassword},
+		"code": {totpCode(t, secret, env.clock.Now())}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("disable: status %d: %.300s", rec.Code, rec.Body)
+	}
+	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("login after turning it off: status %d, want the password alone", res.StatusCode)
+	}
+
+	enrollSecondFactor(t, env, b)
+	admin := env.login(core.RoleAdmin)
+	if page := admin.do("GET", "/console/staff", nil, nil).Body.String(); !strings.Contains(page, "2fa-reset") {
+		t.Error("the staff page offers no reset for an account with a factor")
+	}
+	if rec := admin.post(fmt.Sprintf("/console/staff/%d/2fa-reset", ops.ID), nil); rec.Code != http.StatusSeeOther {
+		t.Fatalf("admin reset: status %d", rec.Code)
+	}
+	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("login after an admin reset: status %d, want the password alone", res.StatusCode)
+	}
+	if a := auditOf(t, env, core.AuditTOTPReset); len(a) != 1 || a[0].Target != "staff:"+ops.Username {
+		t.Errorf("audit of the reset: %+v", a)
+	}
+}
+
+// TestRequireSecondFactor: SEATFLOW_REQUIRE_2FA=admin sends an admin with
+// no factor to set one up before anything else, and keeps it on.
+func TestRequireSecondFactor(t *testing.T) {
+	env := newConsoleEnv(t)
+	env.cn.SecondFactor = core.SecondFactorAdmins
+	admin, clerk := env.login(core.RoleAdmin), env.login(core.RoleBoxOffice)
+	for _, path := range []string{"/console/", "/console/staff", "/console/audit"} {
+		if rec := admin.do("GET", path, nil, nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/console/account/2fa" {
+			t.Errorf("admin without a factor, GET %s: %d to %q", path, rec.Code, rec.Header().Get("Location"))
+		}
+	}
+	if rec := admin.do("GET", "/console/orders", nil, http.Header{"Hx-Request": {"true"}}); rec.Header().Get("HX-Redirect") != "/console/account/2fa" {
+		t.Errorf("an htmx request: HX-Redirect %q", rec.Header().Get("HX-Redirect"))
+	}
+	if rec := admin.post("/console/staff", url.Values{"username": {"sneaky"}, "password": {newTestPassword}, "role": {"admin"}}); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/console/account/2fa" {
+		t.Errorf("an action before the factor: %d to %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if page := admin.do("GET", "/console/account/2fa", nil, nil).Body.String(); !strings.Contains(page, `id="totp-required"`) {
+		t.Error("the set-up page does not say it is required")
+	}
+	if rec := clerk.do("GET", "/console/", nil, nil); rec.Code != http.StatusOK {
+		t.Errorf("box office, not covered: status %d", rec.Code)
+	}
+	secret := enrollSecondFactor(t, env, admin)
+	if rec := admin.do("GET", "/console/staff", nil, nil); rec.Code != http.StatusOK {
+		t.Errorf("admin with a factor: status %d", rec.Code)
+	}
+	env.clock.Advance(30 * time.Second)
+	if rec := admin.post("/console/account/2fa/disable", url.Values{"password": {testPassword},
+		"code": {totpCode(t, secret, env.clock.Now())}}); rec.Code != http.StatusConflict {
+		t.Errorf("turning a required factor off: status %d, want 409", rec.Code)
+	}
+}
