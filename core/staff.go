@@ -96,8 +96,10 @@ type Session struct {
 	CSRFToken string
 	CreatedAt time.Time
 	ExpiresAt time.Time
-	IP        string
-	UserAgent string
+	// LastSeenAt is the last recorded use, to the minute (SessionTouchEvery).
+	LastSeenAt time.Time
+	IP         string
+	UserAgent  string
 }
 
 // AuditEntry is one line of the audit log: who did what, to what, when and

@@ -94,6 +94,10 @@ type Config struct {
 	// one instance an offset through it).
 	Clock core.Clock
 
+	// SessionIdle (SEATFLOW_SESSION_IDLE, default 30m): a console session
+	// unused this long is over, besides its absolute 12 hours.
+	SessionIdle time.Duration
+
 	// TrustedProxies (SEATFLOW_TRUSTED_PROXIES, default none): the
 	// addresses whose X-Forwarded-For names the client.
 	TrustedProxies []*net.IPNet
@@ -206,6 +210,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			fmt.Sprintf("want a whole number from 1 to %d", maxTimeoutAttempts))
 	}
 	c.TrustedProxies = p.cidrs("SEATFLOW_TRUSTED_PROXIES")
+	c.SessionIdle = p.positiveDuration("SEATFLOW_SESSION_IDLE", core.DefaultSessionIdle)
+	if c.SessionIdle > 0 && c.SessionIdle < core.MinSessionIdle {
+		p.fail("SEATFLOW_SESSION_IDLE", p.getenv("SEATFLOW_SESSION_IDLE"),
+			fmt.Sprintf("want at least %v: a session's last use is recorded once a minute", core.MinSessionIdle))
+	}
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")
 	if v := p.getenv("SEATFLOW_METRICS_TOKEN"); v != "" {

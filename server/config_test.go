@@ -33,6 +33,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"log level", c.LogLevel, slog.LevelInfo},
 		{"token generated", c.APITokenGenerated, true},
 		{"secret generated", c.PaymentSecretGenerated, true},
+		{"session idle", c.SessionIdle, 30 * time.Minute},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -61,6 +62,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SEATFLOW_LOG_LEVEL":             "debug",
 		"SEATFLOW_ROCKETMQ_TOPIC":        "SF_T",
 		"SEATFLOW_REFUND_APPROVAL_CENTS": "5000",
+		"SEATFLOW_SESSION_IDLE":          "2h",
 		"SEATFLOW_REQUIRE_2FA":           "admin",
 	}))
 	if err != nil {
@@ -72,7 +74,7 @@ func TestLoadConfigValues(t *testing.T) {
 	}
 	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
 		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
-		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != core.SecondFactorAdmins {
+		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != core.SecondFactorAdmins || c.SessionIdle != 2*time.Hour {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -118,6 +120,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_MAX_HOLDS_PER_CLIENT", "2.5", ""},
 		{"SEATFLOW_API_TOKEN", "short", "at least 16"},
 		{"SEATFLOW_PAYMENT_SECRET", "short", "at least 16"},
+		{"SEATFLOW_SESSION_IDLE", "0s", ""},
+		{"SEATFLOW_SESSION_IDLE", "30", ""},
+		{"SEATFLOW_SESSION_IDLE", "4m", "at least 5m"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {

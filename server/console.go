@@ -49,6 +49,9 @@ type ConsoleDeps struct {
 	// ClockOffset is this instance's clock offset to the database, for the
 	// dashboard; nil shows none.
 	ClockOffset func() (time.Duration, bool)
+	// SessionIdle ends a session unused this long; 0 is
+	// core.DefaultSessionIdle.
+	SessionIdle time.Duration
 	// SecondFactor is SEATFLOW_REQUIRE_2FA.
 	SecondFactor core.SecondFactorPolicy
 }
@@ -64,6 +67,10 @@ type console struct {
 	streams                     *sessionStreams // open event streams, ended with their session
 	cases                       *core.Cases     // the discrepancy case workflow
 	counter                     *core.Counter   // counter sales
+
+	// keepAlive starts a stream's keep-alive ticks (each one re-checks
+	// the session) and returns their stop.
+	keepAlive func() (<-chan time.Time, func())
 }
 
 // Session and page settings.
@@ -101,6 +108,9 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	if deps.Clock == nil {
 		deps.Clock = core.SystemClock{}
 	}
+	if deps.SessionIdle == 0 {
+		deps.SessionIdle = core.DefaultSessionIdle
+	}
 	if deps.Refunds == nil {
 		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
 	}
@@ -109,7 +119,8 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 		addrLimiter:    newLoginLimiter(loginAddrTries, loginTryWindow, deps.Clock),
 		accountLimiter: newLoginLimiter(loginUserTries, loginTryWindow, deps.Clock),
 		hashSlots:      make(chan struct{}, loginHashSlots),
-		cases:          core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB)}
+		cases:          core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB),
+		keepAlive: keepAliveTicker}
 
 	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
@@ -161,6 +172,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.POST("/staff", cn.staffAdd, staff)
 	g.POST("/staff/:id/disable", cn.staffDisable, staff)
 	g.POST("/staff/:id/enable", cn.staffEnable, staff)
+	cn.sessionRoutes(g)
 	cn.passwordRoutes(g, view, staff)
 	cn.secondFactorRoutes(g, view, staff)
 	cn.mountReopen(g, view)

@@ -41,20 +41,22 @@ func hashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// loadSession attaches the request's session, if it has a live one. It
-// enforces nothing: requireRole does.
+// loadSession attaches the request's session, if it has a live one, and
+// records the use (console_sessions.go). It enforces nothing: requireRole
+// does.
 func (cn *console) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		token := cookieValue(c, sessionCookie)
 		if token == "" {
 			return next(c)
 		}
-		sess, staff, err := cn.DB.Session(c.Request().Context(), hashToken(token), cn.Clock.Now())
+		sess, staff, err := cn.liveSession(c.Request().Context(), hashToken(token))
 		switch {
 		case errors.Is(err, core.ErrNoSession):
 		case err != nil:
 			return err
 		default:
+			cn.touchSession(c.Request().Context(), sess)
 			c.Set(contextKeyStaff, &staffSession{session: sess, staff: staff})
 		}
 		return next(c)

@@ -26,8 +26,10 @@ import (
 // freeze the browser while it swaps them in. It ends when the browser goes,
 // when the hub drops it for falling behind (the browser reconnects and
 // gets a fresh grid), when the hub closes at shutdown, when its session
-// is logged out or its account disabled, and at the first keep-alive
-// after its session expired.
+// is logged out, ended from the sessions or staff page, or its account
+// disabled, and at the first keep-alive after its session expired or went
+// idle (keep-alives do not count as use: an open tab alone does not keep a
+// session alive).
 func (cn *console) seatEvents(c echo.Context) error {
 	sess := sessionOf(c)
 	ctx, done := cn.streams.open(c.Request().Context(), sess)
@@ -61,8 +63,8 @@ func (cn *console) seatEvents(c echo.Context) error {
 	} else if err := writeSSE(ctx, w, grid); err != nil {
 		return streamErr(ctx, err)
 	}
-	keepAlive := time.NewTicker(sseKeepAlive)
-	defer keepAlive.Stop()
+	keepAlive, stop := cn.keepAlive()
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -76,8 +78,8 @@ func (cn *console) seatEvents(c echo.Context) error {
 			if err := writeSSE(ctx, w, seatButtons(ch)); err != nil {
 				return streamErr(ctx, err)
 			}
-		case <-keepAlive.C:
-			if _, _, err := cn.DB.Session(ctx, sess.session.TokenHash, cn.Clock.Now()); err != nil {
+		case <-keepAlive:
+			if _, _, err := cn.liveSession(ctx, sess.session.TokenHash); err != nil {
 				return streamErr(ctx, ignoreNoSession(err))
 			}
 			// A comment line: keeps proxies from closing an idle stream.
@@ -139,6 +141,13 @@ func writeSSE(ctx context.Context, w *echo.Response, comp templ.Component) error
 	}
 	w.Flush()
 	return nil
+}
+
+// keepAliveTicker ticks every sseKeepAlive; tests swap console.keepAlive
+// for ticks of their own.
+func keepAliveTicker() (<-chan time.Time, func()) {
+	t := time.NewTicker(sseKeepAlive)
+	return t.C, t.Stop
 }
 
 // liftWriteDeadline lets a long response (a stream, a big export) outlive

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net"
@@ -479,6 +480,154 @@ func TestNoSecretInLogs(t *testing.T) {
 	for what, v := range secrets {
 		if strings.Contains(out, v) {
 			t.Errorf("the %s appears in the log", what)
+		}
+	}
+}
+
+// consoleLogin signs in to h's console as a new account of role with
+// browser ua over a real connection, and returns the client and the
+// session's CSRF token.
+func (h *hostileApp) consoleLogin(username string, role core.Role, ua string) (*http.Client, string) {
+	h.t.Helper()
+	const password = "hostile-password-0123"
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.app.DB.CreateStaff(h.t.Context(), core.Staff{Username: username, Role: role, CreatedAt: time.Now()}, string(hash)); err != nil {
+		h.t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path string, form url.Values) []byte {
+		req, err := http.NewRequest(method, h.base+path, strings.NewReader(form.Encode()))
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", ua)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := client.Do(req)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return b
+	}
+	m := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindSubmatch(do("GET", "/console/login", nil))
+	if m == nil {
+		h.t.Fatal("login form without a token")
+	}
+	do("POST", "/console/login", url.Values{"_csrf": {string(m[1])}, "username": {username}, "password": {password}})
+	m = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)"`).FindSubmatch(do("GET", "/console/", nil))
+	if m == nil {
+		h.t.Fatalf("%s did not log in", username)
+	}
+	return client, string(m[1])
+}
+
+// The console's session routes under hostile input: bad account ids and
+// hostile fields are a 4xx page that reflects nothing raw and ends no
+// session, and a hostile User-Agent is shown as text on the sessions page.
+func TestHostileConsoleSessionRoutes(t *testing.T) {
+	h := newHostileApp(t, nil)
+	admin, csrf := h.consoleLogin("hostile-admin", core.RoleAdmin, "HostileTest/1.0")
+	type tc struct {
+		name, method, path string
+		form               url.Values
+		status             int
+	}
+	var cases []tc
+	for _, in := range injections {
+		esc := url.PathEscape(in.value)
+		cases = append(cases,
+			tc{"end an account's sessions, id: " + in.name, "POST", "/console/staff/" + esc + "/sessions/end",
+				url.Values{"_csrf": {csrf}}, 404},
+			tc{"end others, CSRF token: " + in.name, "POST", "/console/sessions/end-others",
+				url.Values{"_csrf": {in.value}}, 403},
+			tc{"end all, CSRF token: " + in.name, "POST", "/console/sessions/end-all",
+				url.Values{"_csrf": {in.value}}, 403},
+			tc{"end an account's sessions, CSRF token: " + in.name, "POST", "/console/staff/1/sessions/end",
+				url.Values{"_csrf": {in.value}}, 403},
+		)
+	}
+	for _, n := range []string{"0", "-1", "1.5", "1e3", "0x10", "99999999999999999999999", "9223372036854775808", " 1", "%00"} {
+		cases = append(cases, tc{"end an account's sessions, id " + n, "POST", "/console/staff/" + n + "/sessions/end",
+			url.Values{"_csrf": {csrf}}, 404})
+	}
+	cases = append(cases,
+		tc{"end an account's sessions with GET", "GET", "/console/staff/1/sessions/end", nil, 0},
+		tc{"end all with GET", "GET", "/console/sessions/end-all", nil, 0},
+	)
+	var sessions, audits int
+	counts := func() (int, int) {
+		t.Helper()
+		var s, a int
+		if err := h.app.DB.X().Get(&s, `SELECT COUNT(*) FROM staff_session`); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.app.DB.X().Get(&a, `SELECT COUNT(*) FROM audit_log WHERE action LIKE '%sessions%'`); err != nil {
+			t.Fatal(err)
+		}
+		return s, a
+	}
+	sessions, audits = counts()
+	for _, c := range cases {
+		req, err := http.NewRequest(c.method, h.base+c.path, strings.NewReader(c.form.Encode()))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := admin.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 || (c.status != 0 && resp.StatusCode != c.status) {
+			t.Errorf("%s: %d, want %s", c.name, resp.StatusCode, wantStatus(c.status))
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Errorf("%s: Content-Type %q", c.name, ct)
+		}
+		for _, in := range injections {
+			if strings.ContainsAny(in.value, "<>\"") && bytes.Contains(body, []byte(in.value)) {
+				t.Errorf("%s: the page reflects %q raw", c.name, in.value)
+			}
+		}
+	}
+	if s, a := counts(); s != sessions || a != audits {
+		t.Errorf("hostile input changed sessions %d -> %d, session audit rows %d -> %d", sessions, s, audits, a)
+	}
+
+	// A User-Agent is the browser's text, shown escaped.
+	for _, in := range injections {
+		if strings.ContainsAny(in.value, "\x00\r\n") {
+			continue // not sendable as a header value
+		}
+		name := fmt.Sprintf("ua-%d", len(in.name)) + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' {
+				return r
+			}
+			return -1
+		}, in.name)
+		client, _ := h.consoleLogin(name, core.RoleBoxOffice, in.value)
+		resp, err := client.Get(h.base + "/console/sessions")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("sessions page with User-Agent %s: %d", in.name, resp.StatusCode)
+			continue
+		}
+		page := string(body)
+		if strings.ContainsAny(in.value, "<>\"") && strings.Contains(page, in.value) {
+			t.Errorf("User-Agent %s is on the page raw", in.name)
+		}
+		if want := html.EscapeString(strings.ToValidUTF8(truncate(in.value, 255), "\uFFFD")); !strings.Contains(page, want) {
+			t.Errorf("User-Agent %s is not on the page as text (%.60q)", in.name, want)
 		}
 	}
 }

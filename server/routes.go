@@ -63,7 +63,7 @@ func (s *Server) routes() {
 	// Staff console (HTML, own sessions and error pages); see console.go.
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
 	cd := ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger, Refunds: s.refunds,
-		SecondFactor: s.cfg.RequireSecondFactor}
+		SessionIdle: s.cfg.SessionIdle, SecondFactor: s.cfg.RequireSecondFactor}
 	if s.skew != nil {
 		cd.ClockOffset = s.skew.Offset
 	}

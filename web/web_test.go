@@ -79,7 +79,8 @@ func TestCatalogComplete(t *testing.T) {
 	for _, a := range []string{core.AuditLogin, core.AuditLoginFailed, core.AuditLogout, core.AuditForceCancel,
 		core.AuditResolveDiscrepancy, core.AuditReconcileRun, core.AuditStaffAdd, core.AuditStaffDisable, core.AuditStaffEnable,
 		core.AuditPasswordChange, core.AuditPasswordResetLink, core.AuditPasswordReset, core.AuditStaffRole, core.AuditArchiveDelete,
-		core.AuditTOTPEnable, core.AuditTOTPDisable, core.AuditTOTPReset, core.AuditLoginCodeFailed} {
+		core.AuditTOTPEnable, core.AuditTOTPDisable, core.AuditTOTPReset, core.AuditLoginCodeFailed,
+		core.AuditSessionsEndOthers, core.AuditSessionsEndAll, core.AuditStaffSessionsEnd} {
 		want = append(want, "audit.action."+a)
 	}
 	want = append(want, "staff."+toggleVerb(core.Staff{}), "staff."+toggleVerb(core.Staff{Disabled: true}))

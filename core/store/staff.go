@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -107,12 +108,19 @@ func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (co
 	return s, nil
 }
 
-// CreateSession stores a new login.
+// CreateSession stores a new login. Without a LastSeenAt it counts as used
+// when it was created. The user agent is the browser's own text, kept to
+// show on the sessions page: bytes that are not UTF-8 become U+FFFD, or
+// MySQL's utf8mb4 column would refuse the login.
 func (db *DB) CreateSession(ctx context.Context, s core.Session) error {
+	if s.LastSeenAt.IsZero() {
+		s.LastSeenAt = s.CreatedAt
+	}
+	s.UserAgent = strings.ToValidUTF8(s.UserAgent, "\uFFFD")
 	_, err := db.w.ExecContext(ctx,
-		`INSERT INTO staff_session (token_hash, staff_id, csrf_token, created_at, expires_at, ip, user_agent)
-		 VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		s.TokenHash, s.StaffID, s.CSRFToken, ms(s.CreatedAt), ms(s.ExpiresAt), s.IP, s.UserAgent)
+		`INSERT INTO staff_session (token_hash, staff_id, csrf_token, created_at, expires_at, last_seen_at, ip, user_agent)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.TokenHash, s.StaffID, s.CSRFToken, ms(s.CreatedAt), ms(s.ExpiresAt), ms(s.LastSeenAt), s.IP, s.UserAgent)
 	if err != nil {
 		return dbErr(err, "create session")
 	}
@@ -120,22 +128,24 @@ func (db *DB) CreateSession(ctx context.Context, s core.Session) error {
 }
 
 type sessionRow struct {
-	TokenHash string `db:"token_hash"`
-	CSRFToken string `db:"csrf_token"`
-	CreatedAt int64  `db:"session_created_at"`
-	ExpiresAt int64  `db:"expires_at"`
-	IP        string `db:"ip"`
-	UserAgent string `db:"user_agent"`
+	TokenHash  string `db:"token_hash"`
+	CSRFToken  string `db:"csrf_token"`
+	CreatedAt  int64  `db:"session_created_at"`
+	ExpiresAt  int64  `db:"expires_at"`
+	LastSeenAt int64  `db:"last_seen_at"`
+	IP         string `db:"ip"`
+	UserAgent  string `db:"user_agent"`
 	staffRow
 }
 
-// Session returns the live session with this token hash and its account:
+// Session returns the session with this token hash and its account:
 // core.ErrNoSession when there is none, it has expired at now, or the
-// account is disabled.
+// account is disabled. Whether it has been idle too long is the caller's
+// rule (core.Session.Live).
 func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (core.Session, core.Staff, error) {
 	var r sessionRow
 	err := db.r.GetContext(ctx, &r, `
-		SELECT s.token_hash, s.csrf_token, s.created_at AS session_created_at, s.expires_at, s.ip, s.user_agent,
+		SELECT s.token_hash, s.csrf_token, s.created_at AS session_created_at, s.expires_at, s.last_seen_at, s.ip, s.user_agent,
 		       st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled
 		FROM staff_session s JOIN staff st ON st.id = s.staff_id
 		WHERE s.token_hash = ? AND s.expires_at > ? AND st.disabled = 0`, tokenHash, ms(now))
@@ -145,9 +155,7 @@ func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (cor
 	if err != nil {
 		return core.Session{}, core.Staff{}, dbErr(err, "session")
 	}
-	s := core.Session{TokenHash: r.TokenHash, StaffID: r.ID, CSRFToken: r.CSRFToken,
-		CreatedAt: fromMS(r.CreatedAt), ExpiresAt: fromMS(r.ExpiresAt), IP: r.IP, UserAgent: r.UserAgent}
-	return s, r.staff(), nil
+	return r.session(), r.staff(), nil
 }
 
 // DeleteSession ends one login; deleting a missing session is not an error.

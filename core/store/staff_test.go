@@ -28,7 +28,7 @@ func TestStaffSessionsAudit(t *testing.T) {
 		}
 
 		sess := core.Session{TokenHash: "h1", StaffID: ann.ID, CSRFToken: "c1", CreatedAt: t0,
-			ExpiresAt: t0.Add(time.Hour), IP: "192.0.2.1", UserAgent: "test"}
+			ExpiresAt: t0.Add(time.Hour), LastSeenAt: t0, IP: "192.0.2.1", UserAgent: "test"}
 		if err := db.CreateSession(ctx, sess); err != nil {
 			t.Fatal(err)
 		}
