@@ -151,18 +151,12 @@ func (cn *console) makeResetLink(c echo.Context) error {
 	if id == 0 {
 		return err
 	}
-	accounts, err := cn.DB.StaffList(c.Request().Context())
+	target, err := cn.DB.StaffByID(c.Request().Context(), id)
+	if errors.Is(err, core.ErrStaffNotFound) || (err == nil && target.Disabled) {
+		return echo.ErrNotFound
+	}
 	if err != nil {
 		return err
-	}
-	var target core.Staff
-	for _, a := range accounts {
-		if a.ID == id {
-			target = a
-		}
-	}
-	if target.ID == 0 || target.Disabled {
-		return echo.ErrNotFound
 	}
 	path, err := createResetLink(c.Request().Context(), cn.DB, target, cn.auditEntry(c, core.AuditPasswordResetLink, "staff:"+target.Username))
 	if err != nil {

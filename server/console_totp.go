@@ -113,6 +113,11 @@ func (cn *console) loginCode(c echo.Context) error {
 		return errors.Join(cn.DB.DeleteLoginChallenge(ctx, hashToken(token)),
 			cn.renderLogin(c, http.StatusUnauthorized, web.LoginData{Error: "login.code_expired"}))
 	}
+	// Wrong codes count as the account's failed logins: with the password
+	// known, new sign-ins must not give endless fresh tries at the code.
+	if cn.accountLimiter.over(staff.Username) {
+		return cn.throttled(c, web.LoginData{}, loginTryWindow)
+	}
 	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
 	if valid {
 		if valid, err = cn.DB.UseTOTPStep(ctx, staff.ID, step, false, now, nil); err != nil {
@@ -120,6 +125,7 @@ func (cn *console) loginCode(c echo.Context) error {
 		}
 	}
 	if !valid {
+		cn.accountLimiter.allow(staff.Username)
 		cn.audit(c, core.AuditEntry{Staff: staff.Username, Role: staff.Role, Action: core.AuditLoginCodeFailed})
 		return cn.renderLoginCode(c, http.StatusUnauthorized, web.LoginCodeData{Challenge: token, Error: "login.code_wrong"})
 	}

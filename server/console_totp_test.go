@@ -200,3 +200,29 @@ func TestRequireSecondFactor(t *testing.T) {
 		t.Errorf("turning a required factor off: status %d, want 409", rec.Code)
 	}
 }
+
+// TestWrongCodesCountAsFailedLogins: with the password known, sign-in
+// after sign-in must not give endless tries at the code: wrong codes count
+// as the account's failed logins, and past the limit even the password
+// step is refused.
+func TestWrongCodesCountAsFailedLogins(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[core.RoleOps]
+	enrollSecondFactor(t, env, env.login(core.RoleOps))
+	for wrong := 0; wrong < loginUserTries; {
+		b := env.browser()
+		m := challengeInPage.FindStringSubmatch(loginPassword(t, b, ops.Username).Header.Get("X-Test-Body"))
+		if m == nil {
+			t.Fatalf("after %d wrong codes: no code page", wrong)
+		}
+		for range min(loginCodeTries, loginUserTries-wrong) {
+			if rec := b.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {"000000"}}, nil); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("wrong code: status %d", rec.Code)
+			}
+			wrong++
+		}
+	}
+	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the password after %d wrong codes: status %d, want 429", loginUserTries, res.StatusCode)
+	}
+}
