@@ -201,12 +201,15 @@ func bearerAuth(token Secret) echo.MiddlewareFunc {
 }
 
 // apiHeaders marks every API answer, errors included, as JSON to be taken
-// as such (no sniffing) and kept by no cache: orders carry customers' data.
+// as sent and never stored. It runs before routing (e.Pre), so the router's
+// own 404 and 405 answers under /api/ carry the headers too.
 func apiHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
-		h.Set(echo.HeaderCacheControl, "no-store")
+		if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+			h := c.Response().Header()
+			h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+			h.Set(echo.HeaderCacheControl, "no-store")
+		}
 		return next(c)
 	}
 }

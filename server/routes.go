@@ -29,11 +29,11 @@ func (s *Server) routes() {
 	// turn "wrong method" (405) into 404.
 	api := e.Group("/api/v1")
 	auth := s.apiKeyAuth() // API keys and the scope each route needs: api_keys.go
-	mw := []echo.MiddlewareFunc{apiHeaders, auth, s.abuse.middleware,
+	mw := []echo.MiddlewareFunc{auth, s.abuse.middleware,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
-	planMW := []echo.MiddlewareFunc{apiHeaders, auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
+	planMW := []echo.MiddlewareFunc{auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)
@@ -52,7 +52,7 @@ func (s *Server) routes() {
 	// The gateway holds no API key: its callback is authenticated by its
 	// HMAC signature alone (api_payments.go).
 	api.POST("/payments/callback", s.handlePaymentCallback,
-		apiHeaders, middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout))
+		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout))
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes
 		api.GET("/reconcile/runs", s.handleReconcileRuns, mw...)

@@ -119,6 +119,9 @@ func TestAPIResponseHeaders(t *testing.T) {
 		{"list", "GET", "/api/v1/shows", nil, 200},
 		{"not found", "GET", "/api/v1/orders/SF-none", nil, 404},
 		{"unauthorized", "GET", "/api/v1/shows", []string{"Authorization", ""}, 401},
+		// The router's own answers, before any route's middleware runs.
+		{"method not allowed", "PATCH", "/api/v1/orders", nil, 405},
+		{"no such route", "GET", "/api/v1/nowhere", nil, 404},
 	} {
 		rec := a.do(tc.method, tc.path, "", tc.header...)
 		if rec.Code != tc.status {

@@ -35,3 +35,38 @@ func (p *envParser) cidrs(name string) []*net.IPNet {
 	}
 	return nets
 }
+
+// forwardedSchemeHeaders are what echo's Context.Scheme reads besides TLS.
+var forwardedSchemeHeaders = []string{echo.HeaderXForwardedProto, echo.HeaderXForwardedProtocol,
+	echo.HeaderXForwardedSsl, echo.HeaderXUrlScheme}
+
+// untrustedSchemeDropped removes the scheme a request claims to have come
+// in by unless its sender is a trusted proxy: echo's Scheme believes the
+// header from anyone, and it decides the console cookies' Secure flag and
+// the address of the links staff hand over.
+func untrustedSchemeDropped(trusted []*net.IPNet) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if !fromTrustedProxy(c.Request().RemoteAddr, trusted) {
+				for _, h := range forwardedSchemeHeaders {
+					c.Request().Header.Del(h)
+				}
+			}
+			return next(c)
+		}
+	}
+}
+
+func fromTrustedProxy(remoteAddr string, trusted []*net.IPNet) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	for _, n := range trusted {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}

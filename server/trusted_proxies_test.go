@@ -56,3 +56,45 @@ func TestTrustedProxiesSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestSecureCookieBehindProxy: the console's cookies are Secure when the
+// request came by TLS through a trusted proxy, never on a forged
+// X-Forwarded-Proto.
+func TestSecureCookieBehindProxy(t *testing.T) {
+	_, proxies, _ := net.ParseCIDR("10.1.0.0/16")
+	for _, tc := range []struct {
+		name    string
+		trusted []*net.IPNet
+		remote  string
+		proto   string
+		secure  bool
+	}{
+		{"plain http", nil, "203.0.113.9", "", false},
+		{"forged header, none trusted", nil, "203.0.113.9", "https", false},
+		{"forged header, untrusted sender", []*net.IPNet{proxies}, "203.0.113.9", "https", false},
+		{"TLS at the trusted proxy", []*net.IPNet{proxies}, "10.1.2.3", "https", true},
+		{"trusted proxy, plain http", []*net.IPNet{proxies}, "10.1.2.3", "http", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newConsoleEnv(t)
+			env.e.IPExtractor = clientIPExtractor(tc.trusted)
+			env.e.Pre(untrustedSchemeDropped(tc.trusted))
+			r := httptest.NewRequest("GET", "/console/login", nil)
+			r.RemoteAddr = tc.remote + ":5000"
+			if tc.proto != "" {
+				r.Header.Set("X-Forwarded-Proto", tc.proto)
+			}
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, r)
+			cookies := rec.Result().Cookies()
+			if len(cookies) == 0 {
+				t.Fatalf("the login form set no cookie: %d", rec.Code)
+			}
+			for _, c := range cookies {
+				if c.Secure != tc.secure {
+					t.Errorf("cookie %s: Secure %t, want %t", c.Name, c.Secure, tc.secure)
+				}
+			}
+		})
+	}
+}
