@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/reconcile"
 	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
@@ -62,6 +63,11 @@ func TestPrune(t *testing.T) {
 		}
 		if n := st.Redis.Exists(ctx, seats.KeySeats(live.ID), seats.KeyLimit(live.ID)).Val(); n != 2 {
 			t.Errorf("live show: %d of 2 keys left", n)
+		}
+		// The ended show's paid seat is gone from the seat store by design:
+		// not a violation.
+		if err := reconcile.CheckInvariants(ctx, st.DB, st.Seats, f.clock.Now()); err != nil {
+			t.Errorf("invariants after pruning: %v", err)
 		}
 	})
 }
