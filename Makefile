@@ -28,14 +28,19 @@ generate:
 # The whole suite, against the real services, with the race detector; then,
 # alone, the tests that break a shared service: the RocketMQ broker's stop and
 # restart, and the Redis Cluster and Sentinel failovers (they would break the
-# other packages' tests if they ran beside them); last, the engine contract
-# suite and the 15 s timeout chain once more with the seats on Redis Cluster
-# and on Sentinel.
+# other packages' tests if they ran beside them); Prometheus with deploy/'s
+# rules against a running SeatFlow; the 20,000-seat map once more without
+# -race, for a production build's figure; last, the engine contract suite and
+# the 15 s timeout chain once more with the seats on Redis Cluster and on
+# Sentinel.
 test: services check
 	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/core/testenv$$')
 	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
 	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^(TestFailover|TestDialEvictionPolicyTopologies)$$' ./core/seats
 	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestRedisRelayFailover$$' ./server
+	SEATFLOW_TEST_PROMETHEUS=1 $(GO) test -race -count=1 -timeout 5m -run '^TestAlertsInPrometheus$$' ./server
+	@echo "The 20,000-seat map in a production build (no -race), for its figure against the 1 s target:"
+	$(GO) test -count=1 -timeout 5m -run '^TestSeatMap20000InBrowser$$' -v ./server
 	$(MAKE) --no-print-directory test-multihost
 
 # On the multi-host topology (no store on 127.0.0.1): the topology's own

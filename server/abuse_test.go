@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"seatflow/core"
-	"seatflow/core/store"
 )
 
 // TestAbuseLimits runs requests through the abuse middleware with a frozen
@@ -105,11 +104,7 @@ func TestAbuseLimits(t *testing.T) {
 // counts for itself; a paid hold no longer counts.
 func TestHoldsPerClient(t *testing.T) {
 	app, base, _ := startApp(t, map[string]string{"SEATFLOW_MAX_HOLDS_PER_CLIENT": "2"}, nil)
-	sh, err := app.DB.CreateShow(t.Context(), core.Show{Name: "Abuse", StartsAt: time.Now().Add(time.Hour)}, store.DemoSeats(1, 4, 1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	show := sh.ID
+	show := createTestShow(t, app)
 	place := func(seat, forwarded string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", base+"/api/v1/orders",
