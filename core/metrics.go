@@ -181,7 +181,8 @@ func (m *Metrics) zeroHops(p DelayPolicy) {
 const overdueTimeout = 5 * time.Second
 
 // OverdueCollector exports seatflow_orders_overdue, the orders still pending
-// past their expire_time, counted by the database at each scrape (an indexed
+// past their expire_time (the app gives the slack the delay levels allow),
+// counted by the database at each scrape (an indexed
 // COUNT: it is what the whole system sees, not one instance). A failed
 // count leaves the gauge out of that scrape and counts
 // seatflow_orders_overdue_errors_total, so a database outage never fails
@@ -199,7 +200,7 @@ func NewOverdueCollector(count func(context.Context) (int, error)) *OverdueColle
 	return &OverdueCollector{
 		count: count,
 		gauge: prometheus.NewDesc("seatflow_orders_overdue",
-			"Orders still pending after their expire_time (their cancel is late), counted at scrape.", nil, nil),
+			"Orders still pending more than the delay slack plus 1 s after their expire_time (their cancel is late), counted at scrape.", nil, nil),
 		errs: prometheus.NewDesc("seatflow_orders_overdue_errors_total",
 			"Scrapes whose overdue count failed (the gauge was left out).", nil, nil),
 	}
