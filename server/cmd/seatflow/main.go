@@ -56,7 +56,8 @@ commands:
                   remove NAME's second factor (a lost phone)
   apikey add --name NAME --scope SCOPE[,SCOPE...] | apikey list | apikey revoke ID
                   manage API keys (scopes: orders:read, orders:write,
-                  shows:write, reconcile, refunds); add prints the key once
+                  shows:write, reconcile, refunds; the right client_ip);
+                  add prints the key once
   reconcile --once [--dry-run]
                   run the six reconcile checks now, print what they found and
                   fixed; exits non-zero when a check had errors
