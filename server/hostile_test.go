@@ -711,3 +711,76 @@ func FuzzVerifySignature(f *testing.F) {
 		}
 	})
 }
+
+// TestHostileConsoleAccountRoutes: the password, role, reset-link and
+// two-step routes answer hostile ids, tokens, roles and codes with a 4xx
+// page that reflects nothing raw, and change nothing.
+func TestHostileConsoleAccountRoutes(t *testing.T) {
+	h := newHostileApp(t, nil)
+	admin, csrf := h.consoleLogin("hostile-admin", core.RoleAdmin, "HostileTest/1.0")
+	anon := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	type tc struct {
+		name, method, path string
+		form               url.Values
+		client             *http.Client
+		status             int // 0: any 4xx
+	}
+	var cases []tc
+	for _, in := range injections {
+		esc := url.PathEscape(in.value)
+		cases = append(cases,
+			tc{"role, id: " + in.name, "POST", "/console/staff/" + esc + "/role", url.Values{"_csrf": {csrf}, "role": {"admin"}}, admin, 404},
+			tc{"role, role: " + in.name, "POST", "/console/staff/1/role", url.Values{"_csrf": {csrf}, "role": {in.value}}, admin, 0},
+			tc{"reset link, id: " + in.name, "POST", "/console/staff/" + esc + "/reset-link", url.Values{"_csrf": {csrf}}, admin, 404},
+			tc{"2fa reset, id: " + in.name, "POST", "/console/staff/" + esc + "/2fa-reset", url.Values{"_csrf": {csrf}}, admin, 404},
+			tc{"reset page, token: " + in.name, "GET", "/console/reset/" + esc, nil, anon, 404},
+			tc{"reset form, token: " + in.name, "POST", "/console/reset/" + esc, url.Values{"password": {in.value}, "confirm": {in.value}}, anon, 404},
+			tc{"sign-in code, challenge: " + in.name, "POST", "/console/login/code", url.Values{"challenge": {in.value}, "code": {"123456"}}, anon, 0},
+			tc{"own password, new: " + in.name, "POST", "/console/account/password",
+				url.Values{"_csrf": {csrf}, "current": {in.value}, "password": {in.value}, "confirm": {in.value}}, admin, 0}, // 422, then 429 once the wrong ones add up
+			tc{"2fa confirm, code: " + in.name, "POST", "/console/account/2fa", url.Values{"_csrf": {csrf}, "code": {in.value}}, admin, 0},
+		)
+	}
+	// The 2fa confirm needs an offer to refuse a code against.
+	if resp, err := admin.Get(h.base + "/console/account/2fa"); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	var hashes string
+	snapshot := func() string {
+		t.Helper()
+		var s string
+		if err := h.app.DB.X().Get(&s, `SELECT COALESCE(GROUP_CONCAT(username || ':' || role || ':' || password_hash), '') FROM staff`); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	hashes = snapshot()
+	for _, c := range cases {
+		req, err := http.NewRequest(c.method, h.base+c.path, strings.NewReader(c.form.Encode()))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := c.client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 || (c.status != 0 && resp.StatusCode != c.status) {
+			t.Errorf("%s: %d, want %s", c.name, resp.StatusCode, wantStatus(c.status))
+		}
+		for _, in := range injections {
+			if strings.ContainsAny(in.value, "<>\"") && bytes.Contains(body, []byte(in.value)) {
+				t.Errorf("%s: the page reflects %q raw", c.name, in.value)
+			}
+		}
+	}
+	if now := snapshot(); now != hashes {
+		t.Errorf("hostile input changed an account:\n was %s\n now %s", hashes, now)
+	}
+}
