@@ -76,12 +76,19 @@ func (cn *console) dashboard(c echo.Context) error {
 		return err
 	}
 	if cn.Reconcile != nil {
-		runs, err := cn.Reconcile.RecentRuns(ctx, 1)
+		// The newest run worth reading: an empty sweep every 30 s must not
+		// hide a full run that found something (one every 5 min by default:
+		// 50 runs reach back past it).
+		runs, err := cn.Reconcile.RecentRuns(ctx, 50)
 		if err != nil {
 			// The rest of the dashboard is still worth showing.
 			cn.Logger.WarnContext(ctx, "console: reading reconcile runs", "err", err)
-		} else if len(runs) > 0 {
-			d.LastRun = &runs[0]
+		}
+		for i := range runs {
+			if !runs[i].EmptySweep() || i == len(runs)-1 {
+				d.LastRun = &runs[i]
+				break
+			}
 		}
 	}
 	return render(c, http.StatusOK, web.DashboardPage(cn.page(c, "dashboard.title", web.NavDashboard), d))
@@ -365,15 +372,28 @@ func (cn *console) seatPanel(c echo.Context) error {
 	return render(c, http.StatusOK, web.SeatPanel(cn.page(c, "shows.title", web.NavShows), panel))
 }
 
-// reconcileRunsShown is how many runs the reconcile page lists.
-const reconcileRunsShown = 20
+// reconcileRunsShown is how many runs the reconcile page lists;
+// reconcileRunsRead how many it reads to find them among the empty sweeps
+// (a sweep every 30 s: about four hours).
+const (
+	reconcileRunsShown = 20
+	reconcileRunsRead  = 500
+)
 
 func (cn *console) reconcile(c echo.Context) error {
-	d := web.ReconcileData{Available: cn.Reconcile != nil}
+	d := web.ReconcileData{Available: cn.Reconcile != nil, ShowSweeps: c.QueryParam("sweeps") == "1"}
 	if d.Available {
-		var err error
-		if d.Runs, err = cn.Reconcile.RecentRuns(c.Request().Context(), reconcileRunsShown); err != nil {
+		runs, err := cn.Reconcile.RecentRuns(c.Request().Context(), reconcileRunsRead)
+		if err != nil {
 			return err
+		}
+		for _, r := range runs {
+			switch {
+			case !d.ShowSweeps && r.EmptySweep():
+				d.HiddenSweeps++
+			case len(d.Runs) < reconcileRunsShown:
+				d.Runs = append(d.Runs, r)
+			}
 		}
 	}
 	return render(c, http.StatusOK, web.ReconcilePage(cn.page(c, "reconcile.title", web.NavReconcile), d))

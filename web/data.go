@@ -390,6 +390,13 @@ type ReconcileRun struct {
 	Error      string
 }
 
+// EmptySweep is a fast sweep that ended well and found nothing: one every
+// 30 s, which would bury every run worth reading.
+func (r ReconcileRun) EmptySweep() bool {
+	found, _, errs := r.Totals()
+	return r.Trigger == "sweep" && r.Status == "ok" && !r.DryRun && found == 0 && errs == 0
+}
+
 // Totals adds up the checks.
 func (r ReconcileRun) Totals() (found, fixed, errs int) {
 	for _, c := range r.Checks {
@@ -526,6 +533,10 @@ func (d ReconcileRunData) AppliedItems() (listed []AppliedItem, extra []AppliedI
 type ReconcileData struct {
 	Available bool // false when this server has no reconcile runner
 	Runs      []ReconcileRun
+	// ShowSweeps lists the sweeps that found nothing too (?sweeps=1);
+	// HiddenSweeps is how many of them the list left out.
+	ShowSweeps   bool
+	HiddenSweeps int
 }
 
 // AuditData is one page of the audit log, newest first.

@@ -530,6 +530,9 @@ var catalog = map[string]entry{
 	"disc.kind.txn_conflict":      {"txn id reused", "交易号冲突"},
 	"disc.kind.paid_after_refund": {"paid after refund", "退款后支付"},
 
+	"reconcile.sweeps_hidden":     {"%d sweeps that found nothing are not listed.", "另有 %d 次未发现问题的快速巡检未列出。"},
+	"reconcile.show_sweeps":       {"Show them", "显示"},
+	"reconcile.hide_sweeps":       {"Hide the sweeps that found nothing", "隐藏未发现问题的快速巡检"},
 	"reconcile.title":             {"Reconcile", "对账"},
 	"reconcile.run_now":           {"Run now", "立即对账"},
 	"reconcile.started":           {"Started", "开始"},
