@@ -200,3 +200,9 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+func TestSeatListInSeatMapOrder(t *testing.T) {
+	if got := seatList([]string{"B-10", "B-8", "A-2"}); got != "A-2 B-8 B-10" {
+		t.Errorf("seatList = %q, want A-2 B-8 B-10", got)
+	}
+}

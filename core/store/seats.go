@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -90,7 +89,7 @@ func (db *DB) TakenSeats(ctx context.Context, showID int64) ([]core.SeatHold, er
 		}
 		out[i] = h
 	}
-	slices.SortFunc(out, func(a, b core.SeatHold) int { return compareSeatIDs(a.SeatID, b.SeatID) })
+	slices.SortFunc(out, func(a, b core.SeatHold) int { return core.CompareSeatIDs(a.SeatID, b.SeatID) })
 	return out, nil
 }
 
@@ -189,43 +188,8 @@ func RowName(r int) string { return core.RowName(r) }
 // sortedSeatIDs returns a sorted copy of ids in seat order.
 func sortedSeatIDs(ids []string) []string {
 	out := slices.Clone(ids)
-	slices.SortFunc(out, compareSeatIDs)
+	slices.SortFunc(out, core.CompareSeatIDs)
 	return out
-}
-
-// compareSeatIDs orders "ROW-COL" ids the way a seat map reads: by row name
-// (shorter first, so Z < AA), then by column number (so 2 < 10). Ids of any
-// other shape sort as plain strings after those.
-func compareSeatIDs(a, b string) int {
-	ar, ac, aok := splitSeatID(a)
-	br, bc, bok := splitSeatID(b)
-	switch {
-	case aok && bok:
-		if c := len(ar) - len(br); c != 0 {
-			return c
-		}
-		if c := strings.Compare(ar, br); c != 0 {
-			return c
-		}
-		return ac - bc
-	case aok:
-		return -1
-	case bok:
-		return 1
-	}
-	return strings.Compare(a, b)
-}
-
-func splitSeatID(id string) (row string, col int, ok bool) {
-	row, c, found := strings.Cut(id, "-")
-	if !found || row == "" {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(c)
-	if err != nil {
-		return "", 0, false
-	}
-	return row, n, true
 }
 
 // OrphanSeat names an order_seat row whose order is cancelled or missing

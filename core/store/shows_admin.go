@@ -333,7 +333,7 @@ func (db *DB) Blocks(ctx context.Context, showID int64) ([]core.SeatBlock, error
 	for i, r := range rs {
 		out[i] = core.SeatBlock{SeatID: r.SeatID, Reason: r.Reason, BlockedAt: fromMS(r.At)}
 	}
-	slices.SortFunc(out, func(a, b core.SeatBlock) int { return compareSeatIDs(a.SeatID, b.SeatID) })
+	slices.SortFunc(out, func(a, b core.SeatBlock) int { return core.CompareSeatIDs(a.SeatID, b.SeatID) })
 	return out, nil
 }
 
