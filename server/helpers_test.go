@@ -95,7 +95,7 @@ func (a *testApp) do(method, path, body string, header ...string) *httptest.Resp
 	rec := httptest.NewRecorder()
 	a.app.Handler.ServeHTTP(rec, req)
 	if strings.HasPrefix(req.URL.Path, "/api/v1/") {
-		checkContract(a.t, req, body, rec)
+		checkContract(a.t, req, body, rec.Code, rec.Header(), rec.Body.Bytes())
 	}
 	return rec
 }
