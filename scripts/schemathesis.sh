@@ -16,7 +16,7 @@ ST_VENV="${ST_VENV:-$HOME/.cache/seatflow/schemathesis}"
 ST_MAX_EXAMPLES="${ST_MAX_EXAMPLES:-50}"
 ST_STATEFUL_EXAMPLES="${ST_STATEFUL_EXAMPLES:-150}"
 # GET a URL (python3 is here anyway; curl may not be).
-fetch() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1"; }
+fetch() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=30).read().decode())' "$1"; }
 log() { printf '[schemathesis %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 if [ "$("$ST_VENV/bin/st" --version 2>/dev/null)" != "st, version $ST_VERSION" ]; then
@@ -51,11 +51,13 @@ SEATFLOW_API_TOKEN="$token" SEATFLOW_PAYMENT_SECRET="$secret" \
 SEATFLOW_RATE_PER_CLIENT=0 SEATFLOW_MAX_HOLDS_PER_CLIENT=0 \
   "$work/seatflow" serve --demo >"$work/server.log" 2>&1 &
 server_pid=$!
+up=""
 for _ in $(seq 100); do
-  fetch "$base/healthz" >/dev/null 2>&1 && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; log "server did not start"; exit 1; }
+  if fetch "$base/healthz" >/dev/null 2>&1; then up=1; break; fi
+  kill -0 "$server_pid" 2>/dev/null || break
   sleep 0.1
 done
+if [ -z "$up" ]; then cat "$work/server.log"; log "the server did not answer /healthz within 10 s"; exit 1; fi
 
 # The payment callback carries no key but an HMAC of its raw body: sign
 # each request as the gateway would, once schemathesis has serialized it.
@@ -104,11 +106,12 @@ log "every operation, every phase ($ST_MAX_EXAMPLES examples per operation)"
 st --max-examples "$ST_MAX_EXAMPLES" || status=$?
 # What the server answered, by route (its own metrics): shows how far the
 # stateful runs got (201 places, 200 payments, cancels).
+fetch "$base/metrics" >"$work/metrics" || log "could not read $base/metrics"
 log "the server's answers by route, method and status:"
-fetch "$base/metrics" | grep '^seatflow_http_requests_total{.*route="/api/v1' |
+grep '^seatflow_http_requests_total{.*route="/api/v1' "$work/metrics" |
   grep -Ev ' 0$|method="(OPTIONS|other)"|status="405"' | sed -E 's/^seatflow_http_requests_total\{method="([A-Z]+)",route="([^"]+)",status="([0-9]+)"\} /  \1 \2 \3: /' || true
 log "what the chains did (orders placed and ended, payment callbacks by result):"
-fetch "$base/metrics" | grep -E '^seatflow_(orders_placed_total|orders_ended_total|payments_total)' | grep -v ' 0$' || true
+grep -E '^seatflow_(orders_placed_total|orders_ended_total|payments_total)' "$work/metrics" | grep -v ' 0$' || true
 if [ "$status" -ne 0 ]; then
   log "failed (exit $status); last lines of the server's log:"
   tail -n 30 "$work/server.log"
