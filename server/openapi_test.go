@@ -142,6 +142,19 @@ func TestOpenAPIRoutes(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: the document asks for scopes %v, the server for %v", key, got, want)
 		}
+		// The answers the middleware gives any route of its kind.
+		var statuses []int
+		if want != nil {
+			statuses = append(statuses, 401, 403, 429, 503) // apiKeyAuth, abuse limits, deadline
+		}
+		if op.RequestBody != nil {
+			statuses = append(statuses, 400, 413, 415) // bindJSON, BodyLimit
+		}
+		for _, status := range statuses {
+			if op.Responses.Status(status) == nil {
+				t.Errorf("%s: the document has no %d response", key, status)
+			}
+		}
 	}
 	for key := range documented {
 		if !registered[key] {
