@@ -6,7 +6,7 @@
 # links: place → get → pay → cancel), the four standard checks. Any
 # failure fails the script; schemathesis prints its summary.
 #   ST_MAX_EXAMPLES  test cases per operation and phase (default 50)
-#   ST_STATEFUL_EXAMPLES  scenarios of the first, stateful-only run (default 150)
+#   ST_STATEFUL_EXAMPLES  scenarios of the first, stateful-only run (default 300)
 #   ST_VENV          where schemathesis is installed (default ~/.cache/seatflow/schemathesis)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 ST_VERSION=4.32.5
 ST_VENV="${ST_VENV:-$HOME/.cache/seatflow/schemathesis}"
 ST_MAX_EXAMPLES="${ST_MAX_EXAMPLES:-50}"
-ST_STATEFUL_EXAMPLES="${ST_STATEFUL_EXAMPLES:-150}"
+ST_STATEFUL_EXAMPLES="${ST_STATEFUL_EXAMPLES:-300}"
 # GET a URL (python3 is here anyway; curl may not be).
 fetch() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=30).read().decode())' "$1"; }
 log() { printf '[schemathesis %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
