@@ -35,6 +35,7 @@ generate:
 # Sentinel.
 test: services check
 	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/core/testenv$$')
+	bash scripts/schemathesis.sh
 	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
 	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^(TestFailover|TestDialEvictionPolicyTopologies)$$' ./core/seats
 	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestRedisRelayFailover$$' ./server

@@ -28,7 +28,8 @@ func TestEveryAPIRouteHasAScope(t *testing.T) {
 	a := newTestApp(t)
 	registered := map[string]bool{}
 	for _, r := range a.app.Handler.echo.Routes() {
-		if !strings.HasPrefix(r.Path, "/api/v1/") || r.Path == "/api/v1/payments/callback" {
+		// The callback is signed, the document is public: no key.
+		if !strings.HasPrefix(r.Path, "/api/v1/") || r.Path == "/api/v1/payments/callback" || r.Path == "/api/v1/openapi.json" {
 			continue
 		}
 		key := r.Method + " " + r.Path

@@ -82,7 +82,8 @@ func newTestApp(t testing.TB, override ...string) *testApp {
 }
 
 // do sends a request through the handler. Without an explicit
-// Authorization header it adds the valid bearer token.
+// Authorization header it adds the valid bearer token. Every /api/v1
+// exchange is checked against openapi.json (checkContract).
 func (a *testApp) do(method, path, body string, header ...string) *httptest.ResponseRecorder {
 	a.t.Helper()
 	req := httptest.NewRequestWithContext(a.t.Context(), method, path, strings.NewReader(body))
@@ -93,6 +94,9 @@ func (a *testApp) do(method, path, body string, header ...string) *httptest.Resp
 	}
 	rec := httptest.NewRecorder()
 	a.app.Handler.ServeHTTP(rec, req)
+	if strings.HasPrefix(req.URL.Path, "/api/v1/") {
+		checkContract(a.t, req, body, rec.Code, rec.Header(), rec.Body.Bytes())
+	}
 	return rec
 }
 

@@ -80,6 +80,9 @@ func (h *hostileApp) send(method, path, body string, header map[string]string) (
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(req.URL.Path, "/api/v1/") {
+		checkContract(h.t, req, body, resp.StatusCode, resp.Header, b)
+	}
 	return resp, b
 }
 

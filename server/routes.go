@@ -31,6 +31,8 @@ func (s *Server) routes() {
 	auth := s.apiKeyAuth() // API keys and the scope each route needs: api_keys.go
 	mw := []echo.MiddlewareFunc{auth, s.abuse.middleware,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
+	// The contract (openapi.go): no key, as client generators read it.
+	api.GET("/openapi.json", handleOpenAPI, apiHeaders)
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
 	planMW := []echo.MiddlewareFunc{auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
