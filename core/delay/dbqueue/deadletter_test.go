@@ -50,9 +50,9 @@ func TestHandlerAlwaysFailingForOneOrderMakesItsTaskADeadLetter(t *testing.T) {
 		q, db := newQueue(t, tdb, Options{Poll: 5 * time.Millisecond, Clock: clock, MaxAttempts: maxAttempts,
 			OnDeadLetter: func(d core.DeadLetter) {
 				buriedMu.Lock()
-				buried = append(buried, d)
-				buriedMu.Unlock()
+				defer buriedMu.Unlock()
 				metrics.TimeoutDeadLetters.Inc()
+				buried = append(buried, d)
 			}})
 		var poisonCalls atomic.Int32
 		var handled sync.Map
@@ -78,8 +78,11 @@ func TestHandlerAlwaysFailingForOneOrderMakesItsTaskADeadLetter(t *testing.T) {
 			})
 			clock.advance(time.Minute + time.Second) // past any backoff
 		}
-		testenv.WaitFor(t, 5*time.Second, "poison task moved to dead_letter", func() bool {
-			return countRows(t, db, "order_no = 'POISON'") == 0
+		// The move commits first; the metric and OnDeadLetter follow it.
+		testenv.WaitFor(t, 5*time.Second, "poison task moved to dead_letter and reported", func() bool {
+			buriedMu.Lock()
+			defer buriedMu.Unlock()
+			return countRows(t, db, "order_no = 'POISON'") == 0 && len(buried) > 0
 		})
 		testenv.WaitFor(t, 5*time.Second, "other tasks handled and deleted", func() bool {
 			_, ok1 := handled.Load("OK-1")
