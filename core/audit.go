@@ -24,8 +24,8 @@ const (
 	AuditOutcomeExtended         = "extended"
 )
 
-// entry is s's audit row for action on target.
-func (s *StaffAction) entry(at time.Time, action, target string, detail map[string]any) AuditEntry {
+// Entry is s's audit row for action on target.
+func (s *StaffAction) Entry(at time.Time, action, target string, detail map[string]any) AuditEntry {
 	return AuditEntry{At: at, Staff: s.Staff, Role: s.Role, IP: s.IP, Action: action, Target: target, Detail: detail}
 }
 
@@ -34,7 +34,7 @@ func (s *StaffAction) record(ctx context.Context, tx Tx, at time.Time, action, t
 	if s == nil {
 		return nil
 	}
-	return tx.AddAudit(ctx, s.entry(at, action, target, detail))
+	return tx.AddAudit(ctx, s.Entry(at, action, target, detail))
 }
 
 // audit records a force-cancel in its transaction: order is the locked row,

@@ -103,7 +103,7 @@ func (e *Engine) RetryDeadLetter(ctx context.Context, s DeadLetterStore, id int6
 		if staff == nil {
 			return nil
 		}
-		return tx.AddAudit(ctx, staff.entry(e.clock.Now(), AuditRetryDeadLetter, "order:"+d.Msg.OrderNo,
+		return tx.AddAudit(ctx, staff.Entry(e.clock.Now(), AuditRetryDeadLetter, "order:"+d.Msg.OrderNo,
 			map[string]any{"dead_letter": id, "hop": d.Msg.Hop, "attempts": d.Attempts, "source": d.Source}))
 	})
 	if err != nil {

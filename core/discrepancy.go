@@ -262,7 +262,7 @@ func (a caseAudit) entry(at time.Time, id int64, from, to CaseState, owner strin
 	if a.by == nil {
 		return nil
 	}
-	e := a.by.entry(at, a.action, fmt.Sprintf("discrepancy:%d", id), map[string]any{
+	e := a.by.Entry(at, a.action, fmt.Sprintf("discrepancy:%d", id), map[string]any{
 		"from": string(from), "to": string(to), "owner": owner, "note": a.note})
 	return &e
 }

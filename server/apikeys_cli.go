@@ -29,8 +29,8 @@ func createAPIKey(ctx context.Context, db *store.DB, name, scopes string, by cor
 	}
 	secret, prefix := core.NewAPIKeySecret()
 	k := core.APIKey{Name: name, Prefix: prefix, Scopes: ss, CreatedBy: by.Staff, CreatedAt: now}
-	k, err = db.CreateAPIKey(ctx, k, core.HashAPIKey(secret), core.AuditEntry{At: now, Staff: by.Staff, Role: by.Role,
-		IP: by.IP, Action: core.AuditAPIKeyAdd, Detail: map[string]any{"name": name, "prefix": prefix, "scopes": core.JoinScopes(ss)}})
+	k, err = db.CreateAPIKey(ctx, k, core.HashAPIKey(secret), by.Entry(now, core.AuditAPIKeyAdd, "",
+		map[string]any{"name": name, "prefix": prefix, "scopes": core.JoinScopes(ss)}))
 	if err != nil {
 		return core.APIKey{}, "", err
 	}
@@ -39,8 +39,7 @@ func createAPIKey(ctx context.Context, db *store.DB, name, scopes string, by cor
 
 // revokeAPIKey revokes key id, audited as by.
 func revokeAPIKey(ctx context.Context, db *store.DB, id int64, by core.StaffAction, now time.Time) (core.APIKey, error) {
-	return db.RevokeAPIKey(ctx, id, now, core.AuditEntry{At: now, Staff: by.Staff, Role: by.Role, IP: by.IP,
-		Action: core.AuditAPIKeyRevoke})
+	return db.RevokeAPIKey(ctx, id, now, by.Entry(now, core.AuditAPIKeyRevoke, "", nil))
 }
 
 // cliActor is who the audit log names for changes made on the command line.

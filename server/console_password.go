@@ -99,20 +99,11 @@ func (cn *console) changePassword(c echo.Context) error {
 		return err
 	}
 	if err := cn.DB.SetPassword(ctx, s.staff.ID, hash, s.session.TokenHash,
-		cn.auditEntry(c, core.AuditPasswordChange, "staff:"+s.staff.Username)); err != nil {
+		staffAction(c).Entry(cn.Clock.Now(), core.AuditPasswordChange, "staff:"+s.staff.Username, nil)); err != nil {
 		return err
 	}
 	cn.streams.end(func(st *openStream) bool { return st.staffID == s.staff.ID && st.tokenHash != s.session.TokenHash })
 	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=password_changed"))
-}
-
-// auditEntry is an audit line by the request's member of staff.
-func (cn *console) auditEntry(c echo.Context, action, target string) core.AuditEntry {
-	a := core.AuditEntry{At: cn.Clock.Now(), Action: action, Target: target, IP: c.RealIP()}
-	if s := sessionOf(c); s != nil {
-		a.Staff, a.Role = s.staff.Username, s.staff.Role
-	}
-	return a
 }
 
 // staffTarget reads the :id of a staff action; acting on oneself is
@@ -138,7 +129,7 @@ func (cn *console) setStaffRole(c echo.Context) error {
 	if err != nil {
 		return cn.renderStaff(c, http.StatusUnprocessableEntity, web.StaffData{FormError: "staff.err_role"})
 	}
-	if _, err := cn.DB.SetStaffRole(c.Request().Context(), id, role, cn.auditEntry(c, core.AuditStaffRole, "")); err != nil {
+	if _, err := cn.DB.SetStaffRole(c.Request().Context(), id, role, staffAction(c).Entry(cn.Clock.Now(), core.AuditStaffRole, "", nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
@@ -158,7 +149,7 @@ func (cn *console) makeResetLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := createResetLink(c.Request().Context(), cn.DB, target, cn.auditEntry(c, core.AuditPasswordResetLink, "staff:"+target.Username))
+	path, err := createResetLink(c.Request().Context(), cn.DB, target, staffAction(c).Entry(cn.Clock.Now(), core.AuditPasswordResetLink, "staff:"+target.Username, nil))
 	if err != nil {
 		return err
 	}

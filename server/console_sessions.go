@@ -115,9 +115,7 @@ func (cn *console) endStaffSessions(c echo.Context) error {
 // endSessions ends the sessions of account staffID but keep, audited as
 // action by the request's staff, and their streams on this instance.
 func (cn *console) endSessions(c echo.Context, staffID int64, keep, action string) error {
-	by := staffAction(c)
-	ended, err := cn.DB.EndSessions(c.Request().Context(), staffID, keep,
-		core.AuditEntry{At: cn.Clock.Now(), Staff: by.Staff, Role: by.Role, IP: by.IP, Action: action})
+	ended, err := cn.DB.EndSessions(c.Request().Context(), staffID, keep, staffAction(c).Entry(cn.Clock.Now(), action, "", nil))
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,7 @@ func (cn *console) confirmSecondFactor(c echo.Context) error {
 	}
 	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
 	if valid {
-		audit := cn.auditEntry(c, core.AuditTOTPEnable, "staff:"+s.staff.Username)
+		audit := staffAction(c).Entry(now, core.AuditTOTPEnable, "staff:"+s.staff.Username, nil)
 		if valid, err = cn.DB.UseTOTPStep(ctx, s.staff.ID, step, true, now, &audit); err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func (cn *console) disableSecondFactor(c echo.Context) error {
 	} else if !won {
 		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_disable")
 	}
-	if _, err := cn.DB.DeleteTOTP(ctx, s.staff.ID, cn.auditEntry(c, core.AuditTOTPDisable, "staff:"+s.staff.Username)); err != nil {
+	if _, err := cn.DB.DeleteTOTP(ctx, s.staff.ID, staffAction(c).Entry(now, core.AuditTOTPDisable, "staff:"+s.staff.Username, nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=totp_disabled"))
@@ -241,7 +241,7 @@ func (cn *console) resetSecondFactor(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := cn.DB.DeleteTOTP(c.Request().Context(), id, cn.auditEntry(c, core.AuditTOTPReset, "staff:"+target.Username)); err != nil {
+	if _, err := cn.DB.DeleteTOTP(c.Request().Context(), id, staffAction(c).Entry(cn.Clock.Now(), core.AuditTOTPReset, "staff:"+target.Username, nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
