@@ -180,9 +180,7 @@ func (cn *console) login(c echo.Context) error {
 	// Bounded: a failed login writes the name into the audit log.
 	username := truncate(strings.ToLower(strings.TrimSpace(c.FormValue("username"))), 64)
 	d := web.LoginData{Username: username, Next: c.FormValue("next")}
-	cookie := cookieValue(c, loginCookie)
-	if !sameOriginPost(c.Request()) || cookie == "" ||
-		subtle.ConstantTimeCompare([]byte(cookie), []byte(c.Request().PostFormValue(csrfField))) != 1 {
+	if !formTokenValid(c, loginCookie) {
 		d.Error = "login.expired"
 		return cn.renderLogin(c, http.StatusForbidden, d)
 	}
@@ -245,6 +243,15 @@ func (cn *console) startSession(c echo.Context, staff core.Staff, next string) e
 	c.Set(contextKeyStaff, &staffSession{session: sess, staff: staff})
 	cn.audit(c, core.AuditEntry{Action: core.AuditLogin})
 	return c.Redirect(http.StatusSeeOther, safeNext(next))
+}
+
+// formTokenValid is the CSRF check of a form posted without a session (the
+// login page, a reset link's page): posted from this site, and its hidden
+// token equal to the double-submit cookie named cookie.
+func formTokenValid(c echo.Context, cookie string) bool {
+	want := cookieValue(c, cookie)
+	return sameOriginPost(c.Request()) && want != "" &&
+		subtle.ConstantTimeCompare([]byte(want), []byte(c.Request().PostFormValue(csrfField))) == 1
 }
 
 // sameOriginPost refuses a login posted from another site: a cookie set

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -199,9 +198,7 @@ func (cn *console) resetPassword(c echo.Context) error {
 		return err
 	}
 	d := web.ResetData{Username: s.Username}
-	cookie := cookieValue(c, resetCookie)
-	if !sameOriginPost(c.Request()) || cookie == "" ||
-		subtle.ConstantTimeCompare([]byte(cookie), []byte(c.Request().PostFormValue(csrfField))) != 1 {
+	if !formTokenValid(c, resetCookie) {
 		d.Error = "login.expired"
 		return cn.renderReset(c, http.StatusForbidden, d)
 	}
