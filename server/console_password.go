@@ -105,30 +105,35 @@ func (cn *console) changePassword(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=password_changed"))
 }
 
-// staffTarget reads the :id of a staff action; acting on oneself is
-// refused (an admin who demotes or locks out themselves needs another
-// admin to get back).
-func (cn *console) staffTarget(c echo.Context) (int64, error) {
+// staffTarget reads the account a staff action names by :id: 404 when
+// there is none, and acting on oneself refused (an admin who demotes or
+// locks out themselves needs another admin to get back). ok is false when
+// it has answered the request itself, with err as the answer.
+func (cn *console) staffTarget(c echo.Context) (target core.Staff, ok bool, err error) {
 	id, err := positiveID(c.Param("id"))
 	if err != nil {
-		return 0, echo.ErrNotFound
+		return core.Staff{}, false, echo.ErrNotFound
 	}
 	if id == sessionOf(c).staff.ID {
-		return 0, cn.renderStaff(c, http.StatusConflict, web.StaffData{FormError: "staff.err_self"})
+		return core.Staff{}, false, cn.renderStaff(c, http.StatusConflict, web.StaffData{FormError: "staff.err_self"})
 	}
-	return id, nil
+	target, err = cn.DB.StaffByID(c.Request().Context(), id)
+	if errors.Is(err, core.ErrStaffNotFound) {
+		return core.Staff{}, false, echo.ErrNotFound
+	}
+	return target, err == nil, err
 }
 
 func (cn *console) setStaffRole(c echo.Context) error {
-	id, err := cn.staffTarget(c)
-	if id == 0 {
+	target, ok, err := cn.staffTarget(c)
+	if !ok {
 		return err
 	}
 	role, err := core.ParseRole(c.FormValue("role"))
 	if err != nil {
 		return cn.renderStaff(c, http.StatusUnprocessableEntity, web.StaffData{FormError: "staff.err_role"})
 	}
-	if _, err := cn.DB.SetStaffRole(c.Request().Context(), id, role, staffAction(c).Entry(cn.Clock.Now(), core.AuditStaffRole, "", nil)); err != nil {
+	if _, err := cn.DB.SetStaffRole(c.Request().Context(), target.ID, role, staffAction(c).Entry(cn.Clock.Now(), core.AuditStaffRole, "", nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
@@ -137,16 +142,12 @@ func (cn *console) setStaffRole(c echo.Context) error {
 // makeResetLink shows a new reset link for the account once, on the page
 // itself: a redirect would put it in the URL and the browser's history.
 func (cn *console) makeResetLink(c echo.Context) error {
-	id, err := cn.staffTarget(c)
-	if id == 0 {
+	target, ok, err := cn.staffTarget(c)
+	if !ok {
 		return err
 	}
-	target, err := cn.DB.StaffByID(c.Request().Context(), id)
-	if errors.Is(err, core.ErrStaffNotFound) || (err == nil && target.Disabled) {
+	if target.Disabled {
 		return echo.ErrNotFound
-	}
-	if err != nil {
-		return err
 	}
 	path, err := createResetLink(c.Request().Context(), cn.DB, target, staffAction(c).Entry(cn.Clock.Now(), core.AuditPasswordResetLink, "staff:"+target.Username, nil))
 	if err != nil {

@@ -230,18 +230,12 @@ func (cn *console) disableSecondFactor(c echo.Context) error {
 }
 
 func (cn *console) resetSecondFactor(c echo.Context) error {
-	id, err := cn.staffTarget(c)
-	if id == 0 {
+	target, ok, err := cn.staffTarget(c)
+	if !ok {
 		return err
 	}
-	target, err := cn.DB.StaffByID(c.Request().Context(), id)
-	if errors.Is(err, core.ErrStaffNotFound) {
-		return echo.ErrNotFound
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := cn.DB.DeleteTOTP(c.Request().Context(), id, staffAction(c).Entry(cn.Clock.Now(), core.AuditTOTPReset, "staff:"+target.Username, nil)); err != nil {
+	if _, err := cn.DB.DeleteTOTP(c.Request().Context(), target.ID,
+		staffAction(c).Entry(cn.Clock.Now(), core.AuditTOTPReset, "staff:"+target.Username, nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
