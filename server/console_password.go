@@ -64,6 +64,22 @@ func (cn *console) hashPassword(ctx context.Context, password, username string) 
 	return string(hash), nil
 }
 
+// ownPasswordRight checks the signed-in account's password, asked again
+// for a change that needs it. A stolen session must not become a way to
+// guess the password: a wrong one counts as the account's failed login
+// (callers refuse first while accountLimiter is over).
+func (cn *console) ownPasswordRight(ctx context.Context, username, password string) (bool, error) {
+	_, hash, err := cn.DB.StaffLogin(ctx, username)
+	if err != nil {
+		return false, err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+		cn.accountLimiter.allow(username)
+		return false, nil
+	}
+	return true, nil
+}
+
 func (cn *console) passwordForm(c echo.Context) error {
 	return render(c, http.StatusOK, web.PasswordPage(cn.page(c, "password.title", ""), web.PasswordData{}))
 }
@@ -73,18 +89,13 @@ func (cn *console) changePassword(c echo.Context) error {
 	refuse := func(status int, key string) error {
 		return render(c, status, web.PasswordPage(cn.page(c, "password.title", ""), web.PasswordData{Error: key}))
 	}
-	_, current, err := cn.DB.StaffLogin(ctx, s.staff.Username)
-	if err != nil {
-		return err
-	}
-	// A stolen session must not become a way to guess the password: wrong
-	// current passwords count as the account's failed logins.
 	if cn.accountLimiter.over(s.staff.Username) {
 		c.Response().Header().Set("Retry-After", fmt.Sprint(int(loginTryWindow/time.Second)))
 		return refuse(http.StatusTooManyRequests, "login.throttled")
 	}
-	if bcrypt.CompareHashAndPassword([]byte(current), []byte(c.FormValue("current"))) != nil {
-		cn.accountLimiter.allow(s.staff.Username)
+	if right, err := cn.ownPasswordRight(ctx, s.staff.Username, c.FormValue("current")); err != nil {
+		return err
+	} else if !right {
 		return refuse(http.StatusUnprocessableEntity, "password.err_current")
 	}
 	if c.FormValue("password") != c.FormValue("confirm") {

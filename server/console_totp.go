@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
 	"seatflow/core/store"
@@ -69,6 +68,17 @@ func (cn *console) missingSecondFactor(c echo.Context, s *staffSession) (bool, e
 	return true, c.Redirect(http.StatusSeeOther, target)
 }
 
+// useCode accepts code for factor f at now once: a valid code of a step not
+// accepted before (with confirm, the code that confirms an offer; audit,
+// when set, is written with it).
+func (cn *console) useCode(ctx context.Context, f core.TOTP, code string, confirm bool, now time.Time, audit *core.AuditEntry) (bool, error) {
+	step, valid := core.TOTPStep(f.Secret, code, now)
+	if !valid {
+		return false, nil
+	}
+	return cn.DB.UseTOTPStep(ctx, f.StaffID, step, confirm, now, audit)
+}
+
 // askForCode is the sign-in's second step: the password was right, the
 // account has a second factor. No session exists until the code is.
 func (cn *console) askForCode(c echo.Context, staff core.Staff, next string) error {
@@ -118,11 +128,9 @@ func (cn *console) loginCode(c echo.Context) error {
 	if cn.accountLimiter.over(staff.Username) {
 		return cn.throttled(c, web.LoginData{}, loginTryWindow)
 	}
-	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
-	if valid {
-		if valid, err = cn.DB.UseTOTPStep(ctx, staff.ID, step, false, now, nil); err != nil {
-			return err
-		}
+	valid, err := cn.useCode(ctx, f, c.FormValue("code"), false, now, nil)
+	if err != nil {
+		return err
 	}
 	if !valid {
 		cn.accountLimiter.allow(staff.Username)
@@ -179,12 +187,10 @@ func (cn *console) confirmSecondFactor(c echo.Context) error {
 	if !ok || f.Confirmed() {
 		return c.Redirect(http.StatusSeeOther, web.URL("/account/2fa"))
 	}
-	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
-	if valid {
-		audit := staffAction(c).Entry(now, core.AuditTOTPEnable, "staff:"+s.staff.Username, nil)
-		if valid, err = cn.DB.UseTOTPStep(ctx, s.staff.ID, step, true, now, &audit); err != nil {
-			return err
-		}
+	audit := staffAction(c).Entry(now, core.AuditTOTPEnable, "staff:"+s.staff.Username, nil)
+	valid, err := cn.useCode(ctx, f, c.FormValue("code"), true, now, &audit)
+	if err != nil {
+		return err
 	}
 	if !valid {
 		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "login.code_wrong")
@@ -209,18 +215,17 @@ func (cn *console) disableSecondFactor(c echo.Context) error {
 	if cn.accountLimiter.over(s.staff.Username) {
 		return cn.renderSecondFactor(c, http.StatusTooManyRequests, "login.throttled")
 	}
-	_, hash, err := cn.DB.StaffLogin(ctx, s.staff.Username)
+	right, err := cn.ownPasswordRight(ctx, s.staff.Username, c.FormValue("password"))
 	if err != nil {
 		return err
 	}
-	step, valid := core.TOTPStep(f.Secret, c.FormValue("code"), now)
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(c.FormValue("password"))) != nil || !valid {
-		cn.accountLimiter.allow(s.staff.Username)
+	if !right {
 		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_disable")
 	}
-	if won, err := cn.DB.UseTOTPStep(ctx, s.staff.ID, step, false, now, nil); err != nil {
+	if valid, err := cn.useCode(ctx, f, c.FormValue("code"), false, now, nil); err != nil {
 		return err
-	} else if !won {
+	} else if !valid {
+		cn.accountLimiter.allow(s.staff.Username) // a wrong code counts like a wrong password
 		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_disable")
 	}
 	if _, err := cn.DB.DeleteTOTP(ctx, s.staff.ID, staffAction(c).Entry(now, core.AuditTOTPDisable, "staff:"+s.staff.Username, nil)); err != nil {
