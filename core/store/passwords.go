@@ -42,7 +42,13 @@ func setPassword(ctx context.Context, x *sqlx.Tx, staffID int64, hash, keepSessi
 	} else if !found {
 		return fmt.Errorf("staff %d: %w", staffID, core.ErrStaffNotFound)
 	}
-	_, err = x.ExecContext(ctx, `DELETE FROM staff_session WHERE staff_id = ? AND token_hash <> ?`, staffID, keepSession)
+	return deleteAccountSessions(ctx, x, staffID, keepSession)
+}
+
+// deleteAccountSessions ends, inside x, every session of the account but
+// the one whose token hash is keep ("" keeps none).
+func deleteAccountSessions(ctx context.Context, x *sqlx.Tx, staffID int64, keep string) error {
+	_, err := x.ExecContext(ctx, `DELETE FROM staff_session WHERE staff_id = ? AND token_hash <> ?`, staffID, keep)
 	return err
 }
 

@@ -91,7 +91,7 @@ func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (co
 			return fmt.Errorf("staff %d: %w", id, core.ErrStaffNotFound)
 		}
 		if disabled {
-			if _, err := x.ExecContext(ctx, `DELETE FROM staff_session WHERE staff_id = ?`, id); err != nil {
+			if err := deleteAccountSessions(ctx, x, id, ""); err != nil {
 				return err
 			}
 		}
