@@ -44,7 +44,7 @@ var ArchiveTables = []ArchiveTable{
 	{Name: "discrepancy_event", TimeColumn: "at"},
 }
 
-func archiveTable(name string) (ArchiveTable, bool) {
+func archivedTable(name string) (ArchiveTable, bool) {
 	for _, t := range ArchiveTables {
 		if t.Name == name {
 			return t, true
@@ -108,7 +108,7 @@ func (db *DB) Archive(ctx context.Context, dir string, before, now time.Time) (A
 		f := ArchiveFile{Table: t.Name, File: "seatflow-" + t.Name + "-before-" + archiveStamp(before) + ".jsonl.gz"}
 		tmp := filepath.Join(dir, f.File+".tmp")
 		written = append(written, tmp)
-		if err := db.archiveTable(ctx, t, before, tmp, &f); err != nil {
+		if err := db.writeTableArchive(ctx, t, before, tmp, &f); err != nil {
 			return ArchiveManifest{}, err
 		}
 		m.Files = append(m.Files, f)
@@ -128,9 +128,9 @@ func (db *DB) Archive(ctx context.Context, dir string, before, now time.Time) (A
 	return m, nil
 }
 
-// archiveTable streams t's rows older than before into path, page by page
+// writeTableArchive streams t's rows older than before into path, page by page
 // in id order, filling in f.
-func (db *DB) archiveTable(ctx context.Context, t ArchiveTable, before time.Time, path string, f *ArchiveFile) (err error) {
+func (db *DB) writeTableArchive(ctx context.Context, t ArchiveTable, before time.Time, path string, f *ArchiveFile) (err error) {
 	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("store: archive %s: %w", t.Name, err)
@@ -239,7 +239,7 @@ type ArchiveCheck struct {
 // database. It returns the checks and an error for the first file that is
 // damaged; rows that differ from the database are reported in Differ.
 func (db *DB) VerifyArchive(ctx context.Context, manifestPath string) (ArchiveManifest, []ArchiveCheck, error) {
-	m, err := ReadArchiveManifest(manifestPath)
+	m, err := readArchiveManifest(manifestPath)
 	if err != nil {
 		return m, nil, err
 	}
@@ -254,8 +254,8 @@ func (db *DB) VerifyArchive(ctx context.Context, manifestPath string) (ArchiveMa
 	return m, checks, nil
 }
 
-// ReadArchiveManifest reads and checks a manifest.
-func ReadArchiveManifest(path string) (ArchiveManifest, error) {
+// readArchiveManifest reads and checks a manifest.
+func readArchiveManifest(path string) (ArchiveManifest, error) {
 	var m ArchiveManifest
 	body, err := os.ReadFile(path)
 	if err != nil {
@@ -265,7 +265,7 @@ func ReadArchiveManifest(path string) (ArchiveManifest, error) {
 		return m, fmt.Errorf("store: archive manifest %s: %w", path, err)
 	}
 	for _, f := range m.Files {
-		if _, ok := archiveTable(f.Table); !ok || filepath.Base(f.File) != f.File {
+		if _, ok := archivedTable(f.Table); !ok || filepath.Base(f.File) != f.File {
 			return m, fmt.Errorf("store: archive manifest %s: unknown table %q or file %q", path, f.Table, f.File)
 		}
 	}
@@ -274,7 +274,7 @@ func ReadArchiveManifest(path string) (ArchiveManifest, error) {
 
 func (db *DB) verifyFile(ctx context.Context, dir string, before time.Time, f ArchiveFile) (ArchiveCheck, error) {
 	c := ArchiveCheck{Table: f.Table}
-	t, _ := archiveTable(f.Table)
+	t, _ := archivedTable(f.Table)
 	raw, err := os.ReadFile(filepath.Join(dir, f.File))
 	if err != nil {
 		return c, err
@@ -379,14 +379,14 @@ func (db *DB) DeleteArchived(ctx context.Context, manifestPath string) (ArchiveM
 		return m, 0, err
 	}
 	for _, c := range checks {
-		if t, _ := archiveTable(c.Table); t.Deletable && len(c.Differ) > 0 {
+		if t, _ := archivedTable(c.Table); t.Deletable && len(c.Differ) > 0 {
 			return m, 0, fmt.Errorf("store: archive: %d %s rows differ from the archive (ids %v...): nothing deleted",
 				len(c.Differ), c.Table, c.Differ[:min(len(c.Differ), 5)])
 		}
 	}
 	deleted := 0
 	for _, f := range m.Files {
-		t, _ := archiveTable(f.Table)
+		t, _ := archivedTable(f.Table)
 		if !t.Deletable || f.Rows == 0 {
 			continue
 		}
