@@ -70,7 +70,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.HidePort = true
 	e.HTTPErrorHandler = handleError
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
-	e.Pre(untrustedSchemeDropped(cfg.TrustedProxies), apiHeaders)
+	e.SchemeExtractor = schemeExtractor(cfg.TrustedProxies)
+	e.Pre(apiHeaders)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
 		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry)}
 	hm := newHTTPMetrics(d.Registry)

@@ -11,11 +11,25 @@ import (
 // echo's default takes the header from anyone, which lets a client pick
 // the address that login throttling and the audit log see.
 func clientIPExtractor(trusted []*net.IPNet) echo.IPExtractor {
+	return echo.ExtractIPFromXFFHeader(trustOnly(trusted)...)
+}
+
+// schemeExtractor believes X-Forwarded-Proto (and its kin) only from the
+// trusted proxies: echo's default takes it from any loopback or private
+// address. It decides the console cookies' Secure flag and the address of
+// the links staff hand over.
+func schemeExtractor(trusted []*net.IPNet) echo.SchemeExtractor {
+	return echo.ExtractSchemeFromHeaders(trustOnly(trusted)...)
+}
+
+// trustOnly trusts the given networks and nothing else, loopback and
+// private networks included.
+func trustOnly(trusted []*net.IPNet) []echo.TrustOption {
 	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
 	for _, n := range trusted {
 		opts = append(opts, echo.TrustIPRange(n))
 	}
-	return echo.ExtractIPFromXFFHeader(opts...)
+	return opts
 }
 
 // cidrs reads a comma-separated list of CIDRs (SEATFLOW_TRUSTED_PROXIES).
@@ -34,39 +48,4 @@ func (p *envParser) cidrs(name string) []*net.IPNet {
 		nets = append(nets, n)
 	}
 	return nets
-}
-
-// forwardedSchemeHeaders are what echo's Context.Scheme reads besides TLS.
-var forwardedSchemeHeaders = []string{echo.HeaderXForwardedProto, echo.HeaderXForwardedProtocol,
-	echo.HeaderXForwardedSsl, echo.HeaderXUrlScheme}
-
-// untrustedSchemeDropped removes the scheme a request claims to have come
-// in by unless its sender is a trusted proxy: echo's Scheme believes the
-// header from anyone, and it decides the console cookies' Secure flag and
-// the address of the links staff hand over.
-func untrustedSchemeDropped(trusted []*net.IPNet) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if !fromTrustedProxy(c.Request().RemoteAddr, trusted) {
-				for _, h := range forwardedSchemeHeaders {
-					c.Request().Header.Del(h)
-				}
-			}
-			return next(c)
-		}
-	}
-}
-
-func fromTrustedProxy(remoteAddr string, trusted []*net.IPNet) bool {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip := net.ParseIP(host)
-	for _, n := range trusted {
-		if ip != nil && n.Contains(ip) {
-			return true
-		}
-	}
-	return false
 }

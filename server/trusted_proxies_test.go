@@ -71,6 +71,8 @@ func TestSecureCookieBehindProxy(t *testing.T) {
 	}{
 		{"plain http", nil, "203.0.113.9", "", false},
 		{"forged header, none trusted", nil, "203.0.113.9", "https", false},
+		{"forged header from loopback, none trusted", nil, "127.0.0.1", "https", false},
+		{"forged header from a private address, none trusted", nil, "10.9.8.7", "https", false},
 		{"forged header, untrusted sender", []*net.IPNet{proxies}, "203.0.113.9", "https", false},
 		{"TLS at the trusted proxy", []*net.IPNet{proxies}, "10.1.2.3", "https", true},
 		{"trusted proxy, plain http", []*net.IPNet{proxies}, "10.1.2.3", "http", false},
@@ -78,7 +80,7 @@ func TestSecureCookieBehindProxy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newConsoleEnv(t)
 			env.e.IPExtractor = clientIPExtractor(tc.trusted)
-			env.e.Pre(untrustedSchemeDropped(tc.trusted))
+			env.e.SchemeExtractor = schemeExtractor(tc.trusted)
 			r := httptest.NewRequest("GET", "/console/login", nil)
 			r.RemoteAddr = tc.remote + ":5000"
 			if tc.proto != "" {
