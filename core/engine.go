@@ -49,6 +49,8 @@ type Engine struct {
 	metrics *Metrics
 	notify  Notifier
 	plans   seatPlans
+	placer  *groupCommit[placement] // Place's transactions (placebatch.go)
+	events  *groupCommit[Event]     // after-commit timeline rows (addEvent)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.
@@ -80,6 +82,8 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	if e.notify == nil {
 		e.notify = nopNotifier{}
 	}
+	e.placer = e.newPlaceWriter()
+	e.events = newGroupCommit(eventWriters, eventMaxBatch, e.writeEvents)
 	return e, nil
 }
 
@@ -215,22 +219,7 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 		}
 		return Order{}, err
 	}
-	err = e.store.InTx(ctx, func(tx Tx) error {
-		if err := tx.CheckShowSale(ctx, o.ShowID, planVersion, now); err != nil {
-			return err
-		}
-		if err := insertWithCode(ctx, tx, &o, NewOrderCode); err != nil {
-			return err
-		}
-		if err := tx.InsertOrderSeats(ctx, o); err != nil {
-			return err
-		}
-		return tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventPlaced, Detail: map[string]any{
-			"user_id": o.UserID, "show_id": o.ShowID, "seat_ids": o.SeatIDs, "code": o.Code,
-			"amount_cents": o.AmountCents, "expire_at": o.ExpireAt.Format(time.RFC3339Nano),
-			"trace_id": TraceID(ctx),
-		}})
-	})
+	err = e.placer.do(ctx, placement{ctx: ctx, o: &o, planVersion: planVersion, now: now})
 	if err != nil {
 		// Compensation: the order does not exist, so its Redis locks must go.
 		e.compensate(ctx, o, "place: releasing seats after a failed transaction", err)
@@ -334,10 +323,11 @@ func (e *Engine) sendTimeout(ctx context.Context, orderNo string, hop int, plan 
 	return true
 }
 
-// addEvent writes a timeline entry outside any transaction; losing one is
-// logged, never fatal, because the state it describes is already committed.
+// addEvent writes a timeline entry outside any transaction, group-committed
+// with those of other orders; losing one is logged, never fatal, because
+// the state it describes is already committed.
 func (e *Engine) addEvent(ctx context.Context, ev Event) {
-	if err := e.store.AddEvent(ctx, ev); err != nil {
+	if err := e.events.do(ctx, ev); err != nil {
 		e.log.ErrorContext(ctx, "recording order event", "order_no", ev.OrderNo, "kind", ev.Kind, "err", err)
 	}
 }

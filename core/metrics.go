@@ -31,7 +31,18 @@ type Metrics struct {
 	// TimeoutHandle times each delivered timeout message, by outcome
 	// (TimeoutFired's, or failed) and queue (TimeoutHandler).
 	TimeoutHandle *prometheus.HistogramVec
+	// GroupCommitBatch counts the writes of each group commit (groupcommit.go)
+	// by writer (place, events); GroupCommitFallbacks the placement batches
+	// that broke a constraint and were written one by one.
+	GroupCommitBatch     *prometheus.HistogramVec
+	GroupCommitFallbacks *prometheus.CounterVec
 }
+
+// Group-commit writers, the writer label of the group-commit metrics.
+const (
+	WriterPlace  = "place"
+	WriterEvents = "events"
+)
 
 // Expiry paths: which path cancelled an expired order, the label of
 // seatflow_expiry_lag_seconds. Customer and staff cancels have none: they
@@ -104,6 +115,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: TimeoutHandleBuckets,
 		}, []string{"outcome", "queue"}),
 	}
+	m.GroupCommitBatch = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "seatflow_group_commit_batch_size",
+		Help:    "Writes per group-commit transaction, by writer (place: placements; events: after-commit timeline rows).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+	}, []string{"writer"})
+	m.GroupCommitFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seatflow_group_commit_fallbacks_total",
+		Help: "Group-commit batches rolled back by a constraint (a seat taken in the DB, a code in use) and written one by one, by writer (place)."}, []string{"writer"})
 	m.TimeoutDeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "seatflow_timeout_dead_letters_total",
 		Help: "Timeout messages that failed every allowed attempt and became dead letters (listed in the console)."})
@@ -113,7 +132,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
 			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds,
-			m.TimeoutHandle)
+			m.TimeoutHandle, m.GroupCommitBatch, m.GroupCommitFallbacks)
 	}
 	m.zero()
 	return m
@@ -163,6 +182,10 @@ func (m *Metrics) zero() {
 	for _, o := range []RefundState{RefundDone, RefundRequested, RefundRejected} {
 		m.Refunds.WithLabelValues(string(o))
 	}
+	for _, w := range []string{WriterPlace, WriterEvents} {
+		m.GroupCommitBatch.WithLabelValues(w)
+	}
+	m.GroupCommitFallbacks.WithLabelValues(WriterPlace)
 }
 
 // zeroHops creates the hop counter of every delay level p can choose.

@@ -29,6 +29,7 @@ type Store interface {
 	OrderNoByCode(ctx context.Context, code string) (string, error) // a normalized code; ErrOrderNotFound
 	Events(ctx context.Context, orderNo string) ([]Event, error)    // oldest first
 	AddEvent(ctx context.Context, ev Event) error                   // outside any transaction
+	AddEvents(ctx context.Context, evs []Event) error               // many at once, outside any transaction
 	// ClaimTimeoutHop moves order_info.timeout_hop from→to and records the
 	// new message's send (due time, not yet sent) only while the order is
 	// pending and still at from: a duplicate delivery of an old hop then
@@ -65,6 +66,12 @@ type Tx interface {
 	// InsertOrderSeats fails with ErrSeatUnavailable when UNIQUE(show_id, seat_id)
 	// rejects a row: the DB, not Redis, is the final word on who owns a seat.
 	InsertOrderSeats(ctx context.Context, o Order) error
+	// InsertOrders and InsertSeatsOfOrders are InsertOrder and
+	// InsertOrderSeats for many orders in multi-row statements (group
+	// commit). They fail whole, with ErrCodeTaken or ErrSeatUnavailable
+	// naming no order: the engine then writes those orders one by one.
+	InsertOrders(ctx context.Context, os []Order) error
+	InsertSeatsOfOrders(ctx context.Context, os []Order) error
 	// OrderForUpdate reads an order and locks its row until the transaction ends.
 	OrderForUpdate(ctx context.Context, orderNo string) (Order, error)
 	// TransitionPending is the conditional update every ending goes through:
@@ -85,6 +92,7 @@ type Tx interface {
 	SetPaymentResult(ctx context.Context, txnID string, result string) error
 	InsertDiscrepancy(ctx context.Context, d Discrepancy) error
 	AddEvent(ctx context.Context, ev Event) error
+	AddEvents(ctx context.Context, evs []Event) error
 	// AddAudit appends a staff action's audit row in the transaction of the
 	// change it records (StaffAction).
 	AddAudit(ctx context.Context, a AuditEntry) error

@@ -17,6 +17,16 @@ const maxCachedPlans = 256
 type seatPlans struct {
 	mu    sync.RWMutex
 	plans map[int64]cachedPlan
+	// loading is the read in flight per show: when a show goes on sale,
+	// every buyer misses the cache at once, and each reading the whole
+	// plan (20,000 seats) would cost more than all their orders.
+	loading map[int64]*planLoad
+}
+
+type planLoad struct {
+	done chan struct{}
+	p    cachedPlan
+	err  error
 }
 
 type cachedPlan struct {
@@ -36,25 +46,53 @@ func (c *seatPlans) plan(ctx context.Context, store Store, showID int64) (map[st
 	if ok {
 		return p.seats, p.version, nil
 	}
+	c.mu.Lock()
+	l, reading := c.loading[showID]
+	if !reading {
+		if c.loading == nil {
+			c.loading = make(map[int64]*planLoad)
+		}
+		l = &planLoad{done: make(chan struct{})}
+		c.loading[showID] = l
+	}
+	c.mu.Unlock()
+	if reading {
+		select {
+		case <-l.done:
+			return l.p.seats, l.p.version, l.err
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
+	// Not the caller's cancel: the others waiting for this read would share it.
+	l.p, l.err = readPlan(context.WithoutCancel(ctx), store, showID)
+	c.mu.Lock()
+	delete(c.loading, showID)
+	if l.err == nil {
+		if c.plans == nil || len(c.plans) >= maxCachedPlans {
+			c.plans = make(map[int64]cachedPlan)
+		}
+		c.plans[showID] = l.p
+	}
+	c.mu.Unlock()
+	close(l.done)
+	return l.p.seats, l.p.version, l.err
+}
+
+func readPlan(ctx context.Context, store Store, showID int64) (cachedPlan, error) {
 	show, err := store.Show(ctx, showID)
 	if err != nil {
-		return nil, 0, err
+		return cachedPlan{}, err
 	}
 	seats, err := store.Seats(ctx, showID)
 	if err != nil {
-		return nil, 0, fmt.Errorf("seat plan of show %d: %w", showID, err)
+		return cachedPlan{}, fmt.Errorf("seat plan of show %d: %w", showID, err)
 	}
-	p = cachedPlan{version: show.PlanVersion, seats: make(map[string]Seat, len(seats))}
+	p := cachedPlan{version: show.PlanVersion, seats: make(map[string]Seat, len(seats))}
 	for _, s := range seats {
 		p.seats[s.SeatID] = s
 	}
-	c.mu.Lock()
-	if c.plans == nil || len(c.plans) >= maxCachedPlans {
-		c.plans = make(map[int64]cachedPlan)
-	}
-	c.plans[showID] = p
-	c.mu.Unlock()
-	return p.seats, p.version, nil
+	return p, nil
 }
 
 // forget drops a show's cached plan.

@@ -132,6 +132,15 @@ func placeRows(stack string, res placeResult, lim limitSet) []Row {
 		}
 		rows = append(rows, r)
 	}
+	var placed int64
+	for _, r := range res.Rounds {
+		placed += r.Orders
+	}
+	if placed > 0 {
+		// Server CPU (user + system, /proc/<pid>/stat) over both rounds:
+		// the cost of an order, which the rate alone hides on shared cores.
+		rows = append(rows, row("server CPU per order placed", ms(res.CPU)/float64(placed), "ms"))
+	}
 	rows = append(rows,
 		row("conflict rate (409 / requests)", 100*res.Conflicts, "%"),
 		row("server peak RSS under load", mb(res.Mem.PeakRSS), "MB").

@@ -52,6 +52,11 @@ func (t timedStore) AddEvent(ctx context.Context, ev core.Event) error {
 	return t.Store.AddEvent(ctx, ev)
 }
 
+func (t timedStore) AddEvents(ctx context.Context, evs []core.Event) error {
+	defer t.s.since(&t.s.event, time.Now())
+	return t.Store.AddEvents(ctx, evs)
+}
+
 type timedSeats struct {
 	core.SeatStore
 	s *steps

@@ -1,0 +1,13 @@
+package core
+
+// For core_test's group-commit tests (groupcommit_test.go).
+
+// PlaceWriters is how many placement batches may commit at once.
+const PlaceWriters = placeWriters
+
+// PlaceQueueLen is how many placements wait for a writer.
+func PlaceQueueLen(e *Engine) int {
+	e.placer.mu.Lock()
+	defer e.placer.mu.Unlock()
+	return len(e.placer.queue)
+}
