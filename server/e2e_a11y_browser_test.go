@@ -81,8 +81,10 @@ const layoutCheck = `(() => {
 // (390×844), and runs axe-core (testdata/axe) on each: any serious or
 // critical violation fails it. At each width the page must not scroll
 // sideways and the header's items must show; on the phone the menu button
-// opens the nav. With SEATFLOW_SCREENSHOTS set every page is saved once
-// per language and width (a11y-<page>-<lang>-<width>.png).
+// opens the nav and Escape folds it, a table row is a card labelled with
+// its headings and the seat panel a sheet at the bottom; without script
+// the phone layout still fits. With SEATFLOW_SCREENSHOTS set every page is
+// saved once per language and width (a11y-<page>-<lang>-<width>.png).
 func TestConsoleAccessibleInBrowser(t *testing.T) {
 	started := time.Now()
 	axe, err := os.ReadFile("testdata/axe/axe.min.js")
@@ -232,6 +234,19 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 					}
 					b.do("open the menu", chromedp.Click(chromedp.ID("menu-toggle")), chromedp.WaitVisible(chromedp.CSS("#menu nav a")))
 					check(b, "dashboard-menu", string(lang), phone)
+					b.do("Escape", chromedp.KeyEvent(kb.Escape))
+					if got := evalIn[string](b, "the menu after Escape", `(() => { const btn = document.getElementById('menu-toggle');
+						return btn.getAttribute('aria-expanded') + ' ' + (document.activeElement === btn) + ' ' + document.querySelector('#menu nav a').getBoundingClientRect().height })()`); got != "false true 0" {
+						t.Errorf("as %s on a phone Escape leaves the menu (expanded, button focused, link height) %q, want \"false true 0\"", role, got)
+					}
+				case "holds":
+					// A row is a card on the phone, each value beside its
+					// column's heading.
+					b.do("phone", chromedp.EmulateViewport(a11yWidths[1].width, a11yWidths[1].height))
+					if got := evalIn[string](b, "the holds' card", `(() => { const th = document.querySelector('#holds thead th'), td = document.querySelector('#holds tbody td');
+						return getComputedStyle(td, '::before').content === JSON.stringify(th.textContent.trim()) ? '' : getComputedStyle(td, '::before').content })()`); got != "" {
+						t.Errorf("as %s on a phone the first cell of a hold is labelled %s, want its column heading", role, got)
+					}
 				case "seat-map":
 					// The seat's panel, a bottom sheet on the phone.
 					b.do("open a seat's panel", chromedp.Click(chromedp.ID("seat-A-1")), chromedp.WaitVisible(chromedp.ID("panel-order")))
