@@ -207,6 +207,67 @@
     }
   });
 
+  // The header's menu button (narrow screens; console.css hides the menu
+  // while the button says aria-expanded="false"). It stays hidden, and the
+  // menu open, for a browser without script.
+  function menuButton() {
+    var btn = document.getElementById("menu-toggle");
+    if (btn) {
+      btn.hidden = false;
+    }
+  }
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target.closest && ev.target.closest("#menu-toggle");
+    if (btn) {
+      btn.setAttribute("aria-expanded", btn.getAttribute("aria-expanded") === "true" ? "false" : "true");
+    }
+  });
+  document.addEventListener("keydown", function (ev) {
+    var btn = document.getElementById("menu-toggle");
+    if (ev.key === "Escape" && btn && btn.getAttribute("aria-expanded") === "true" && btn.closest("header").contains(ev.target)) {
+      btn.setAttribute("aria-expanded", "false");
+      btn.focus();
+    }
+  });
+
+  // On a narrow screen a table.grid shows each row as a card; every cell
+  // carries its column's heading (data-label) for console.css to print
+  // beside it. Headings spanning columns count for each; tables the
+  // server or the stream swaps in are labelled when they arrive.
+  function labelTables() {
+    var tables = document.querySelectorAll("table.grid");
+    for (var i = 0; i < tables.length; i++) {
+      var table = tables[i];
+      var head = table.tHead && table.tHead.rows[table.tHead.rows.length - 1];
+      if (!head) {
+        continue;
+      }
+      var names = [];
+      for (var h = 0; h < head.cells.length; h++) {
+        for (var span = 0; span < head.cells[h].colSpan; span++) {
+          names.push(head.cells[h].textContent.trim());
+        }
+      }
+      for (var b = 0; b < table.tBodies.length; b++) {
+        var rows = table.tBodies[b].rows;
+        for (var r = 0; r < rows.length; r++) {
+          var col = 0;
+          for (var c = 0; c < rows[r].cells.length; c++) {
+            var cell = rows[r].cells[c];
+            if (names[col] && cell.colSpan === 1 && !cell.hasAttribute("data-label")) {
+              cell.setAttribute("data-label", names[col]);
+            }
+            col += cell.colSpan;
+          }
+        }
+      }
+      table.classList.add("as-cards");
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", menuButton);
+  document.addEventListener("DOMContentLoaded", labelTables);
+  document.addEventListener("htmx:afterSettle", labelTables);
   document.addEventListener("DOMContentLoaded", tick);
   document.addEventListener("DOMContentLoaded", markPicked);
   document.addEventListener("htmx:oobAfterSwap", markPicked);

@@ -1,0 +1,279 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"seatflow/core"
+	"seatflow/web"
+)
+
+// a11yPage is one console page the accessibility test visits: its path,
+// the action a role needs to see it, and an element that says it is drawn.
+type a11yPage struct {
+	name, path, act, ready string
+}
+
+// a11yWidth is a viewport the test lays every page out in: a desk screen
+// and a phone held upright.
+type a11yWidth struct {
+	name          string
+	width, height int64
+}
+
+var a11yWidths = []a11yWidth{{"1440", 1440, 900}, {"390", 390, 844}}
+
+// axeViolation is the part of an axe-core result the test reports.
+type axeViolation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target  []any  `json:"target"`
+		Summary string `json:"failureSummary"`
+	} `json:"nodes"`
+}
+
+// axeRun runs the injected axe-core on the whole document and answers its
+// serious and critical violations as JSON (the others are left to review).
+const axeRun = `axe.run(document, {resultTypes: ['violations']}).then(r => JSON.stringify(
+  r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')))`
+
+// layoutCheck answers what is wrong with the page's layout at the current
+// width, or "": the first thing to focus must be the skip link to the
+// main content, the page must not scroll sideways, and every header item
+// that is meant to show (on a narrow screen the menu button folds the nav
+// and the account items) must be drawn inside the viewport.
+const layoutCheck = `(() => {
+  const out = [];
+  const first = document.querySelector('a[href], button:not([hidden]), input:not([type=hidden]), select, textarea, [tabindex]:not([tabindex="-1"])');
+  if (!first || !first.matches('a.skip[href="#main"]') || !document.getElementById('main')) out.push('the first focusable element is not the skip link to #main but ' + (first && first.outerHTML.slice(0, 80)));
+  const se = document.scrollingElement;
+  if (se.scrollWidth > innerWidth) out.push('the page is ' + se.scrollWidth + ' px wide in a ' + innerWidth + ' px viewport');
+  const header = document.querySelector('header.top');
+  if (!header) return out.join('; ');
+  const toggle = document.getElementById('menu-toggle');
+  const folds = toggle && toggle.getBoundingClientRect().width > 0;
+  if (folds && innerWidth >= 1280) out.push('the menu is folded on a wide screen');
+  const collapsed = folds && toggle.getAttribute('aria-expanded') === 'false';
+  for (const el of header.querySelectorAll('a, button, input:not([type=hidden]), .user')) {
+    if (el === toggle && !folds) continue;
+    if (collapsed && el.closest('#menu')) continue;
+    const r = el.getBoundingClientRect();
+    const name = el.id || el.className || el.textContent.trim();
+    if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === 'hidden') out.push('header item ' + name + ' is not drawn');
+    else if (r.left < 0 || r.right > innerWidth + 0.5) out.push('header item ' + name + ' is outside the viewport (' + r.left + '…' + r.right + ')');
+  }
+  return out.join('; ');
+})()`
+
+// TestConsoleAccessibleInBrowser visits every console page as every role,
+// in English and in Chinese, on a desk screen (1440×900) and on a phone
+// (390×844), and runs axe-core (testdata/axe) on each: any serious or
+// critical violation fails it. At each width the page must not scroll
+// sideways and the header's items must show; on the phone the menu button
+// opens the nav and Escape folds it, a table row is a card labelled with
+// its headings and the seat panel a sheet at the bottom; without script
+// the phone layout still fits. With SEATFLOW_SCREENSHOTS set every page is
+// saved once per language and width (a11y-<page>-<lang>-<width>.png).
+func TestConsoleAccessibleInBrowser(t *testing.T) {
+	started := time.Now()
+	axe, err := os.ReadFile("testdata/axe/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := startBoxOfficeBrowser(t)
+	a := bb.a
+	// Something on every page: a hold, a paid order, a discrepancy case
+	// (paid after the cancel), a reconcile run.
+	pending := a.place(61, "A-1")["order_no"].(string)
+	paid := a.place(62, "B-1")
+	paidNo := paid["order_no"].(string)
+	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-a11y-1","amount_cents":%v}`, paidNo, paid["amount_cents"])); rec.Code != 200 {
+		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
+	}
+	late := a.place(63, "C-1")
+	lateNo := late["order_no"].(string)
+	if rec := a.do("POST", "/api/v1/orders/"+lateNo+"/cancel", `{"user_id":63}`); rec.Code != 200 {
+		t.Fatalf("cancel: %d %s", rec.Code, rec.Body)
+	}
+	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-a11y-2","amount_cents":%v}`, lateNo, late["amount_cents"])); rec.Code != 200 {
+		t.Fatalf("late payment: %d %s", rec.Code, rec.Body)
+	}
+	if rec := a.do("POST", "/api/v1/reconcile/runs?dry_run=true", ""); rec.Code/100 != 2 {
+		t.Fatalf("reconcile run: %d %s", rec.Code, rec.Body)
+	}
+	var caseID, runID int64
+	if err := a.app.DB.X().GetContext(t.Context(), &caseID, `SELECT id FROM discrepancy ORDER BY id LIMIT 1`); err != nil {
+		t.Fatalf("the discrepancy case: %v", err)
+	}
+	if err := a.app.DB.X().GetContext(t.Context(), &runID, `SELECT id FROM reconcile_run ORDER BY id LIMIT 1`); err != nil {
+		t.Fatalf("the reconcile run: %v", err)
+	}
+	// A map taller than the phone's screen, so that the seat panel has to
+	// be held at its bottom.
+	tall := bb.createGridShow("Tall Show", 30, 10)
+	if rec := a.placeOn(tall, 64, "A-1"); rec.Code != 201 {
+		t.Fatalf("hold on the tall map: %d %s", rec.Code, rec.Body)
+	}
+	show := fmt.Sprint(tall)
+	pages := []a11yPage{
+		{"dashboard", "/", core.ActView, "#stat-pending"},
+		{"holds", "/holds", core.ActView, "#holds"},
+		{"orders", "/orders", core.ActView, "#orders"},
+		{"order-pending", "/orders/" + pending, core.ActView, "#timeline"},
+		{"order-paid", "/orders/" + paidNo, core.ActView, "#timeline"},
+		{"ticket", "/orders/" + paidNo + "/ticket", core.ActView, "#ticket"},
+		{"shows", "/shows", core.ActView, "#shows"},
+		{"show-new", "/shows/new", core.ActShows, "main form"},
+		{"seat-map", "/shows/" + show, core.ActView, "#seat-grid"},
+		{"discrepancies", "/discrepancies", core.ActDiscrepancies, "#discrepancies"},
+		{"discrepancy-case", fmt.Sprintf("/discrepancies/%d", caseID), core.ActDiscrepancies, "#case-history"},
+		{"reconcile", "/reconcile", core.ActReconcile, "#runs"},
+		{"reconcile-run", fmt.Sprintf("/reconcile/runs/%d", runID), core.ActReconcile, "main h1"},
+		{"dead-letters", "/dead-letters", core.ActReconcile, "#dead-letters"},
+		{"audit", "/audit", core.ActAudit, "#audit"},
+		{"staff", "/staff", core.ActStaff, "#staff"},
+		{"apikeys", "/apikeys", core.ActStaff, "#apikeys"},
+		{"password", "/account/password", core.ActView, "main form"},
+		{"two-step", "/account/2fa", core.ActView, "main h1"},
+		{"sessions", "/sessions", core.ActView, "#sessions"},
+		{"forbidden", "/staff", "!" + core.ActStaff, "main h1"},
+		{"not-found", "/orders/NO-SUCH-ORDER", core.ActView, "main h1"},
+	}
+
+	shot := map[string]bool{} // screenshots taken, one per page, language and width
+	screens := os.Getenv("SEATFLOW_SCREENSHOTS") != ""
+	visits := 0
+	// check lays the tab out at each width, runs axe-core and the layout
+	// check; page names the page in failures and screenshots.
+	check := func(b tab, page, lang string, widths ...a11yWidth) {
+		t.Helper()
+		for _, w := range widths {
+			b.do("viewport "+w.name, chromedp.EmulateViewport(w.width, w.height))
+			where := fmt.Sprintf("%s (%s, %s, %s px)", page, b.name, lang, w.name)
+			if problem := evalIn[string](b, "layout of "+where, layoutCheck); problem != "" {
+				t.Errorf("%s: %s", where, problem)
+			}
+			var found []axeViolation
+			res := evalIn[string](b, "axe on "+where, axeRun, chromedp.EvalAwaitPromise)
+			if err := json.Unmarshal([]byte(res), &found); err != nil {
+				t.Fatalf("%s: axe answered %q: %v", where, res, err)
+			}
+			for _, v := range found {
+				for _, n := range v.Nodes {
+					t.Errorf("%s: axe %s (%s) at %v: %s\n  %s", where, v.ID, v.Impact, n.Target, v.Help, strings.ReplaceAll(n.Summary, "\n", "\n  "))
+				}
+			}
+			visits++
+			if key := page + "-" + lang + "-" + w.name; screens && !shot[key] {
+				shot[key] = true
+				b.screenshot("a11y-" + key)
+			}
+		}
+	}
+	// The login page, before anyone logs in.
+	guestCtx, cancelGuest := chromedp.NewContext(bb.browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancelGuest)
+	if err := chromedp.Do(guestCtx, chromedp.EmulateViewport(1440, 900)); err != nil { // opens the tab, without a deadline
+		t.Fatalf("open the guest tab: %v", err)
+	}
+	guest := tab{t: t, ctx: guestCtx, name: "guest", dir: bb.dir}
+	for _, lang := range []web.Lang{web.LangEN, web.LangZH} {
+		guest.do("login page", chromedp.Navigate(bb.url+web.LangURL(lang, web.URL("/login"))), chromedp.WaitVisible(chromedp.ID("username")))
+		guest.do("inject axe-core", chromedp.Evaluate[chromedp.Void](string(axe)))
+		check(guest, "login", string(lang), a11yWidths...)
+	}
+
+	// The most privileged role first: its header is the fullest, so its
+	// screenshots show the worst case.
+	roles := slices.Clone(core.AllRoles())
+	slices.Reverse(roles)
+	for _, role := range roles {
+		b := bb.tab(string(role), role)
+		for _, lang := range []web.Lang{web.LangEN, web.LangZH} {
+			for i, p := range pages {
+				if act, refused := strings.CutPrefix(p.act, "!"); refused == role.Can(act) {
+					continue
+				}
+				to := web.URL(p.path)
+				if i == 0 { // the language switch leads to the first page
+					to = web.LangURL(lang, to)
+				}
+				b.do("open "+p.name,
+					chromedp.EmulateViewport(a11yWidths[0].width, a11yWidths[0].height),
+					chromedp.Navigate(bb.url+to),
+					chromedp.WaitVisible(chromedp.CSS(p.ready)),
+					chromedp.Evaluate[chromedp.Void](string(axe)))
+				if got := evalIn[string](b, "lang", `document.documentElement.lang`); got != string(lang) {
+					t.Fatalf("%s as %s: page in %q, want %q", p.name, role, got, lang)
+				}
+				check(b, p.name, string(lang), a11yWidths...)
+				switch p.name {
+				case "dashboard":
+					// The phone's menu: the button opens the nav and the
+					// account links, and they pass too.
+					phone := a11yWidths[1]
+					b.do("phone", chromedp.EmulateViewport(phone.width, phone.height), chromedp.KeyEvent(kb.Tab))
+					if skip := evalIn[string](b, "the skip link", `(() => { const a = document.activeElement, r = a.getBoundingClientRect();
+						return a.matches('a.skip') && r.top >= 0 && r.right <= innerWidth ? '' : a.outerHTML.slice(0, 80) + ' at ' + JSON.stringify(r) })()`); skip != "" {
+						t.Errorf("as %s on a phone the first Tab focuses %s, want the skip link in view", role, skip)
+					}
+					if got := evalIn[string](b, "menu button", `document.getElementById('menu-toggle')?.getAttribute('aria-expanded') ?? 'no button'`); got != "false" {
+						t.Errorf("as %s on a phone the menu starts aria-expanded=%q, want false", role, got)
+						continue
+					}
+					b.do("open the menu", chromedp.Click(chromedp.ID("menu-toggle")), chromedp.WaitVisible(chromedp.CSS("#menu nav a")))
+					check(b, "dashboard-menu", string(lang), phone)
+					b.do("Escape", chromedp.KeyEvent(kb.Escape))
+					if got := evalIn[string](b, "the menu after Escape", `(() => { const btn = document.getElementById('menu-toggle');
+						return btn.getAttribute('aria-expanded') + ' ' + (document.activeElement === btn) + ' ' + document.querySelector('#menu nav a').getBoundingClientRect().height })()`); got != "false true 0" {
+						t.Errorf("as %s on a phone Escape leaves the menu (expanded, button focused, link height) %q, want \"false true 0\"", role, got)
+					}
+				case "holds":
+					// A row is a card on the phone, each value beside its
+					// column's heading.
+					b.do("phone", chromedp.EmulateViewport(a11yWidths[1].width, a11yWidths[1].height))
+					if got := evalIn[string](b, "the holds' card", `(() => { const th = document.querySelector('#holds thead th'), td = document.querySelector('#holds tbody td');
+						return getComputedStyle(td, '::before').content === JSON.stringify(th.textContent.trim()) ? '' : getComputedStyle(td, '::before').content })()`); got != "" {
+						t.Errorf("as %s on a phone the first cell of a hold is labelled %s, want its column heading", role, got)
+					}
+				case "seat-map":
+					// The seat's panel, a bottom sheet on the phone.
+					b.do("open a seat's panel", chromedp.Click(chromedp.ID("seat-A-1")), chromedp.WaitVisible(chromedp.ID("panel-order")))
+					check(b, "seat-panel", string(lang), a11yWidths...)
+					if at := evalIn[string](b, "the sheet", `(() => { scrollTo(0, 0); const r = document.getElementById('seat-panel').getBoundingClientRect();
+						return Math.abs(r.bottom - innerHeight) < 1 && r.top > innerHeight / 3 ? '' : JSON.stringify(r) })()`); at != "" {
+						t.Errorf("as %s on a phone the seat panel is at %s, want a sheet at the bottom of the %d px screen", role, at, a11yWidths[1].height)
+					}
+				}
+			}
+		}
+	}
+	// Without script the menu button stays hidden, the menu shows and the
+	// tables scroll inside themselves: still nothing wider than the phone.
+	b := bb.tab("no script", core.RoleAdmin)
+	if _, err := chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("turn script off: %v", err)
+	}
+	for _, p := range []string{"/holds", "/audit"} {
+		b.do("open "+p+" without script", chromedp.EmulateViewport(a11yWidths[1].width, a11yWidths[1].height),
+			chromedp.Navigate(bb.url+web.URL(p)), chromedp.WaitVisible(chromedp.CSS("header nav a")))
+		if problem := evalIn[string](b, "layout without script", layoutCheck); problem != "" {
+			t.Errorf("%s without script on a phone: %s", p, problem)
+		}
+		if screens {
+			b.screenshot("a11y-noscript" + strings.ReplaceAll(p, "/", "-") + "-390")
+		}
+	}
+	t.Logf("%d page layouts checked in %s", visits, time.Since(started).Round(time.Millisecond))
+}
