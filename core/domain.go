@@ -171,7 +171,7 @@ type Payment struct {
 	Tender      Tender // counter payments: cash or card
 	Reference   string // counter payments: slip number or note
 	Actor       string // counter payments: staff:<username>
-	Result      string // what it did (PaymentResult, amount_mismatch); read back only
+	Result      string // what it did (PaymentResult, amount_mismatch): HandlePayment sets it for the insert
 }
 
 // PaymentResult says what a payment callback did.

@@ -769,7 +769,20 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		if err != nil && !unknown {
 			return err
 		}
-		inserted, err := tx.InsertPayment(ctx, p)
+		// What the payment does is known once the order row is locked, so
+		// its result goes in with the payment row, not in an UPDATE after.
+		rec := p
+		switch {
+		case unknown:
+			rec.Result = DiscrepancyUnknownOrder
+		case p.AmountCents != order.AmountCents:
+			rec.Result = paymentAmountMismatch
+		case order.Status == StatusPending:
+			rec.Result = string(PaymentApplied)
+		default:
+			rec.Result = string(PaymentDiscrepancy)
+		}
+		inserted, err := tx.InsertPayment(ctx, rec)
 		if err != nil {
 			return err
 		}
@@ -789,11 +802,8 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		}
 		if unknown {
 			result, discKind = PaymentDiscrepancy, DiscrepancyUnknownOrder
-			if err := tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: discKind,
-				AmountCents: p.AmountCents, CreatedAt: now, Status: "open"}); err != nil {
-				return err
-			}
-			return tx.SetPaymentResult(ctx, p.TxnID, DiscrepancyUnknownOrder)
+			return tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: discKind,
+				AmountCents: p.AmountCents, CreatedAt: now, Status: "open"})
 		}
 		won := false
 		if p.AmountCents != order.AmountCents {
@@ -802,14 +812,15 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		} else if won, err = tx.TransitionPending(ctx, p.OrderNo, StatusPaid, Transition{At: now, TxnID: p.TxnID, Actor: p.actor()}); err != nil {
 			return err
 		}
+		if won != (rec.Result == string(PaymentApplied)) {
+			// The row is locked: a pending order cannot be lost to anyone.
+			return fmt.Errorf("payment %s: order %s was %s under its row lock, the update won=%v", p.TxnID, p.OrderNo, order.Status, won)
+		}
 		switch {
 		case won:
 			result = PaymentApplied
 			order.Status, order.PaidTxnID, order.ClosedAt = StatusPaid, p.TxnID, now
-			if err := tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaid, Detail: p.detail()}); err != nil {
-				return err
-			}
-			return tx.SetPaymentResult(ctx, p.TxnID, string(PaymentApplied))
+			return tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaid, Detail: p.detail()})
 		case !mismatch && order.Status == StatusCancelled:
 			discKind = DiscrepancyPaidAfterCancel
 		case !mismatch && order.Status == StatusRefunded:
@@ -826,15 +837,9 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		if mismatch {
 			kind = EventAmountMismatch
 		}
-		if err := tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: kind, Detail: map[string]any{
+		return tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: kind, Detail: map[string]any{
 			"txn_id": p.TxnID, "kind": discKind, "amount_cents": p.AmountCents,
-			"order_amount_cents": order.AmountCents, "order_status": order.Status.String()}}); err != nil {
-			return err
-		}
-		if mismatch {
-			return tx.SetPaymentResult(ctx, p.TxnID, paymentAmountMismatch)
-		}
-		return tx.SetPaymentResult(ctx, p.TxnID, string(PaymentDiscrepancy))
+			"order_amount_cents": order.AmountCents, "order_status": order.Status.String()}})
 	})
 	if err != nil {
 		return "", fmt.Errorf("payment %s for %s: %w", p.TxnID, p.OrderNo, err)

@@ -84,12 +84,11 @@ type Tx interface {
 	ExtendHold(ctx context.Context, orderNo string, from, to time.Time) (bool, error)
 	// DeleteOrderSeats deletes the order's order_seat rows and returns their seat ids.
 	DeleteOrderSeats(ctx context.Context, orderNo string) ([]string, error)
-	// InsertPayment records a payment; false when txn_id was seen before.
+	// InsertPayment records a payment with what it did (p.Result: paid,
+	// discrepancy, ...); false when txn_id was seen before.
 	InsertPayment(ctx context.Context, p Payment) (bool, error)
 	// PaymentByTxn reads the payment recorded under txnID.
 	PaymentByTxn(ctx context.Context, txnID string) (Payment, error)
-	// SetPaymentResult records what the payment did (paid, discrepancy, ...).
-	SetPaymentResult(ctx context.Context, txnID string, result string) error
 	InsertDiscrepancy(ctx context.Context, d Discrepancy) error
 	AddEvent(ctx context.Context, ev Event) error
 	AddEvents(ctx context.Context, evs []Event) error

@@ -324,7 +324,7 @@ func testDeleteOrderSeats(t *testing.T, db *DB) {
 
 func testInsertPayment(t *testing.T, db *DB) {
 	ctx := context.Background()
-	p := core.Payment{TxnID: "T1", OrderNo: "O1", AmountCents: 100, PaidAt: t0, ReceivedAt: t0.Add(time.Second)}
+	p := core.Payment{TxnID: "T1", OrderNo: "O1", AmountCents: 100, PaidAt: t0, ReceivedAt: t0.Add(time.Second), Result: string(core.PaymentApplied)}
 	var first, second, other bool
 	err := db.InTx(ctx, func(tx core.Tx) error {
 		var err error
@@ -335,10 +335,8 @@ func testInsertPayment(t *testing.T, db *DB) {
 			return err
 		}
 		// Still usable after the duplicate.
-		if other, err = tx.InsertPayment(ctx, core.Payment{TxnID: "T2", OrderNo: "O1"}); err != nil {
-			return err
-		}
-		return tx.SetPaymentResult(ctx, "T1", string(core.PaymentApplied))
+		other, err = tx.InsertPayment(ctx, core.Payment{TxnID: "T2", OrderNo: "O1"})
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)

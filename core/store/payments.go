@@ -11,9 +11,9 @@ import (
 // recorded before (UNIQUE txn_id), which leaves the transaction usable.
 func (t *tx) InsertPayment(ctx context.Context, p core.Payment) (bool, error) {
 	_, err := t.x.ExecContext(ctx,
-		`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at, method, tender, reference, actor)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt), paymentMethod(p), string(p.Tender), p.Reference, p.Actor)
+		`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at, method, tender, reference, actor, result)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt), paymentMethod(p), string(p.Tender), p.Reference, p.Actor, p.Result)
 	if isDuplicate(err) {
 		return false, nil
 	}
@@ -21,14 +21,6 @@ func (t *tx) InsertPayment(ctx context.Context, p core.Payment) (bool, error) {
 		return false, dbErr(err, "insert payment %s", p.TxnID)
 	}
 	return true, nil
-}
-
-// SetPaymentResult records what the payment did (a core.PaymentResult value).
-func (t *tx) SetPaymentResult(ctx context.Context, txnID string, result string) error {
-	if _, err := t.x.ExecContext(ctx, `UPDATE payment SET result = ? WHERE txn_id = ?`, result, txnID); err != nil {
-		return dbErr(err, "set payment %s result", txnID)
-	}
-	return nil
 }
 
 // InsertDiscrepancy records money that could not be applied. A second record
