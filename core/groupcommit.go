@@ -7,19 +7,25 @@ import (
 
 // groupCommit gathers concurrent writes into batches, so that many orders
 // share one transaction and one commit. There is no background goroutine
-// and no timer: a caller queues its job and, if one of the writer slots is
-// free, becomes a writer and writes whatever is queued (its own job and
-// everyone else's), batch after batch, until the queue is empty. Callers
-// that find every slot busy wait; their jobs go into the batch after the
-// one being committed, so a batch is "everything that arrived while the
-// previous one committed" and a lone caller writes at once.
+// and no timer: a caller queues its job and, if fewer than the allowed
+// writers are at work, becomes one and writes whatever is queued (its own
+// job and everyone else's), batch after batch, until the queue is empty.
+// Otherwise it just waits for its job: a writer at work looks at the queue
+// again before it stops, under the same lock, so no job is left behind. A
+// batch is thus "everything that arrived while the previous one
+// committed", and a lone caller writes at once.
+//
+// Waiting callers block on their own channel only: an earlier version let
+// them compete for writer tokens in a select, and each released token woke
+// a caller that found nothing to do, a quarter of the server's CPU.
 type groupCommit[J any] struct {
-	slots chan struct{} // a token per writer allowed at once
-	max   int           // jobs per batch
-	write func(ctx context.Context, batch []*gcJob[J])
+	maxWriters int // batches in flight at once
+	max        int // jobs per batch
+	write      func(ctx context.Context, batch []*gcJob[J])
 
-	mu    sync.Mutex
-	queue []*gcJob[J]
+	mu      sync.Mutex
+	queue   []*gcJob[J]
+	writers int
 }
 
 // gcJob is one caller's write; write sets err and closes done for each.
@@ -30,7 +36,7 @@ type gcJob[J any] struct {
 }
 
 func newGroupCommit[J any](writers, maxBatch int, write func(context.Context, []*gcJob[J])) *groupCommit[J] {
-	return &groupCommit[J]{slots: make(chan struct{}, writers), max: maxBatch, write: write}
+	return &groupCommit[J]{maxWriters: writers, max: maxBatch, write: write}
 }
 
 // do queues v and returns once a writer (perhaps this caller) has written
@@ -40,31 +46,31 @@ func (g *groupCommit[J]) do(ctx context.Context, v J) error {
 	j := &gcJob[J]{v: v, done: make(chan struct{})}
 	g.mu.Lock()
 	g.queue = append(g.queue, j)
-	g.mu.Unlock()
-	for {
-		select {
-		case <-j.done:
-			return j.err
-		case g.slots <- struct{}{}:
-			g.drain(context.WithoutCancel(ctx))
-			<-g.slots
-		}
+	lead := g.writers < g.maxWriters
+	if lead {
+		g.writers++
 	}
+	g.mu.Unlock()
+	if lead {
+		g.drain(context.WithoutCancel(ctx))
+	}
+	<-j.done
+	return j.err
 }
 
-// drain writes batches until the queue is empty. A job queued after the
-// last look finds a free slot, or a writer still draining, so none waits
-// for nobody.
+// drain writes batches until the queue is empty, then stops being a writer.
 func (g *groupCommit[J]) drain(ctx context.Context) {
 	for {
 		g.mu.Lock()
 		n := min(len(g.queue), g.max)
+		if n == 0 {
+			g.writers--
+			g.mu.Unlock()
+			return
+		}
 		batch := g.queue[:n:n]
 		g.queue = g.queue[n:]
 		g.mu.Unlock()
-		if n == 0 {
-			return
-		}
 		g.write(ctx, batch)
 	}
 }
