@@ -61,19 +61,21 @@ func placeInOneBatch(t *testing.T, eng *core.Engine, gs *gatedStore, showID int6
 	t.Helper()
 	ctx := context.Background()
 	var plugs sync.WaitGroup
+	deadline := time.Now().Add(10 * time.Second)
+	// One plug at a time: plugs queued together would share a batch and
+	// leave a writer free.
 	for i := range core.PlaceWriters {
 		plugs.Go(func() {
 			if _, err := eng.Place(ctx, core.PlaceRequest{UserID: 900 + int64(i), ShowID: showID, SeatIDs: plugSeats[i : i+1]}); err != nil {
 				t.Errorf("plug order: %v", err)
 			}
 		})
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for gs.heldNow() < core.PlaceWriters {
-		if time.Now().After(deadline) {
-			t.Fatal("the plug orders never reached the store")
+		for gs.heldNow() <= i {
+			if time.Now().After(deadline) {
+				t.Fatalf("plug order %d never reached the store", i)
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	errs := make([]error, len(reqs))
 	var wg sync.WaitGroup

@@ -37,6 +37,11 @@ type errorDetail struct {
 // Internal details never reach the client: a 500 says only "internal error"
 // and the request log has the rest.
 func statusOf(err error) (int, errorDetail) {
+	// The client left: nobody reads the answer, and it is no server fault,
+	// whichever store noticed first (a seat store reports it as an outage).
+	if errors.Is(err, context.Canceled) {
+		return statusClientClosed, errorDetail{Code: "client_closed_request", Message: "the client closed the request"}
+	}
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.Kind != core.KindInternal {
 		return kindStatus(ce.Kind), errorDetail{Code: ce.Code, Message: ce.Message, Seats: ce.Seats, Field: ce.Field}
@@ -56,10 +61,6 @@ func statusOf(err error) (int, errorDetail) {
 		if he.Code < http.StatusInternalServerError {
 			return he.Code, errorDetail{Code: "invalid_request", Message: http.StatusText(he.Code)}
 		}
-	}
-	// The client left: nobody reads the answer, and it is no server fault.
-	if errors.Is(err, context.Canceled) {
-		return statusClientClosed, errorDetail{Code: "client_closed_request", Message: "the client closed the request"}
 	}
 	// A store that does not answer within the request's deadline is an
 	// outage, not a bug: tell the client to retry.
