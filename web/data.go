@@ -407,6 +407,20 @@ func (r ReconcileRun) Totals() (found, fixed, errs int) {
 	return found, fixed, errs
 }
 
+// Repairable counts the listed items of a dry run that a check would
+// repair: applying it does nothing to the items a check only reports.
+func (r ReconcileRun) Repairable() int {
+	n := 0
+	for _, c := range r.Checks {
+		for _, it := range c.Items {
+			if ItemResult(it, r.DryRun) == ResultWould {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // ReconcileCheck is one check's result within a run.
 type ReconcileCheck struct {
 	Name   string

@@ -568,6 +568,7 @@ var catalog = map[string]entry{
 	"reconcile.applied_title":     {"What became of the items of dry run #%d", "试运行 #%d 各项的处理结果"},
 	"reconcile.extra_items":       {"%d items were not in the dry run: they arose after it.", "%d 项不在试运行中：它们是之后出现的。"},
 	"reconcile.no_items":          {"Nothing found.", "未发现问题。"},
+	"reconcile.items_above":       {"Its items are listed above, against the dry run.", "各项已在上方与试运行对照列出。"},
 	"reconcile.sample":            {"Showing the first %d of %d.", "显示前 %d 项，共 %d 项。"},
 	"reconcile.action":            {"Repair", "修复动作"},
 	"reconcile.result":            {"Result", "结果"},
