@@ -729,4 +729,10 @@ var catalog = map[string]entry{
 	"apikeys.add_button":    {"Create key", "创建密钥"},
 	"staff.apikeys_link":    {"API keys for the front end and other systems", "前端及其他系统的 API 密钥"},
 	"notice.apikey_revoked": {"API key revoked.", "API 密钥已吊销。"},
+	// Order page: time bar, one-click extensions, discrepancy cases.
+	"holdbar.title":       {"The hold over time", "锁座时间轴"},
+	"extend.quick":        {"+%d min", "+%d 分钟"},
+	"extend.quick_reason": {"one-click extension, +%d min", "一键延长 %d 分钟"},
+	"order.cases":         {"Discrepancy cases", "支付异常案例"},
+	"holdbar.expiry":      {"Expiry", "到期"},
 }
