@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -187,8 +188,12 @@ func (cn *console) orderDataOf(c echo.Context, no string) (web.OrderData, error)
 	if err != nil {
 		return web.OrderData{}, err
 	}
+	cases, err := cn.DB.DiscrepancyCases(ctx, store.CaseQuery{OrderNo: no})
+	if err != nil {
+		return web.OrderData{}, err
+	}
 	return web.OrderData{Order: o, Show: show, Events: events, MaxHold: cn.Engine.MaxHold(),
-		Refunds: refunds, RefundApprovalCents: cn.Refunds.ApprovalCents(), Payments: payments}, nil
+		Refunds: refunds, RefundApprovalCents: cn.Refunds.ApprovalCents(), Payments: payments, Cases: cases}, nil
 }
 
 func (cn *console) order(c echo.Context) error {
@@ -253,6 +258,14 @@ func (cn *console) extendHold(c echo.Context) error {
 	p := cn.page(c, "order.title", web.NavHolds)
 	d.ExtendReason = note(c, "reason")
 	minutes, err := strconv.Atoi(strings.TrimSpace(c.FormValue("minutes")))
+	if quick := c.FormValue("quick"); quick != "" {
+		// A one-click button: its minutes, and a reason saying so.
+		minutes, err = strconv.Atoi(quick)
+		if err == nil && !slices.Contains(web.QuickExtendMinutes, minutes) {
+			err = errBadRequest
+		}
+		d.ExtendReason = p.Tf("extend.quick_reason", minutes)
+	}
 	d.ExtendMinutes = minutes
 	switch {
 	case err != nil || minutes < 1 || minutes > web.MaxExtendMinutes:

@@ -227,9 +227,24 @@ type OrderData struct {
 	RefundErrorArgs                            []any
 	// Payments are the order's payment rows, oldest first.
 	Payments []core.Payment
+	// Cases are the discrepancy cases of the order's payments, oldest first.
+	Cases []core.DiscrepancyCase
 	// The take-payment form (counter sales), when it was sent and refused:
 	// what was entered and the reason in words.
 	PayTender, PayReference, PayError string
+}
+
+// QuickExtendMinutes are the one-click extensions the order page offers.
+var QuickExtendMinutes = []int{5, 10, 15}
+
+// ExtendHeadroom is how much longer the hold may still be made.
+func (d OrderData) ExtendHeadroom() time.Duration {
+	return max(d.MaxHold-d.Order.ExpireAt.Sub(d.Order.CreatedAt), 0)
+}
+
+// CanExtendBy reports whether an extension by minutes stays within the limit.
+func (d OrderData) CanExtendBy(minutes int) bool {
+	return time.Duration(minutes)*time.Minute <= d.ExtendHeadroom()
 }
 
 // OpenRefundRequest returns the refund request waiting for approval, if any.
@@ -405,6 +420,20 @@ func (r ReconcileRun) Totals() (found, fixed, errs int) {
 		errs += c.Errors
 	}
 	return found, fixed, errs
+}
+
+// Repairable counts the listed items of a dry run that a check would
+// repair: applying it does nothing to the items a check only reports.
+func (r ReconcileRun) Repairable() int {
+	n := 0
+	for _, c := range r.Checks {
+		for _, it := range c.Items {
+			if ItemResult(it, r.DryRun) == ResultWould {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // ReconcileCheck is one check's result within a run.

@@ -570,6 +570,7 @@ var catalog = map[string]entry{
 	"reconcile.applied_title":     {"What became of the items of dry run #%d", "试运行 #%d 各项的处理结果"},
 	"reconcile.extra_items":       {"%d items were not in the dry run: they arose after it.", "%d 项不在试运行中：它们是之后出现的。"},
 	"reconcile.no_items":          {"Nothing found.", "未发现问题。"},
+	"reconcile.items_above":       {"Its items are listed above, against the dry run.", "各项已在上方与试运行对照列出。"},
 	"reconcile.sample":            {"Showing the first %d of %d.", "显示前 %d 项，共 %d 项。"},
 	"reconcile.action":            {"Repair", "修复动作"},
 	"reconcile.result":            {"Result", "结果"},
@@ -730,4 +731,10 @@ var catalog = map[string]entry{
 	"apikeys.add_button":    {"Create key", "创建密钥"},
 	"staff.apikeys_link":    {"API keys for the front end and other systems", "前端及其他系统的 API 密钥"},
 	"notice.apikey_revoked": {"API key revoked.", "API 密钥已吊销。"},
+	// Order page: time bar, one-click extensions, discrepancy cases.
+	"holdbar.title":       {"The hold over time", "锁座时间轴"},
+	"extend.quick":        {"+%d min", "+%d 分钟"},
+	"extend.quick_reason": {"one-click extension, +%d min", "一键延长 %d 分钟"},
+	"order.cases":         {"Discrepancy cases", "支付异常案例"},
+	"holdbar.expiry":      {"Expiry", "到期"},
 }

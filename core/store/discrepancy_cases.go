@@ -39,6 +39,7 @@ type CaseQuery struct {
 	Kind    string           // a core.Discrepancy* kind; "": any
 	Owner   string           // a staff username; "": anyone
 	Unowned bool             // only cases nobody has taken (Owner must be "")
+	OrderNo string           // the cases of one order (idx_discrepancy_order); "": any
 	Limit   int              // default 50, at most 500
 	Offset  int
 }
@@ -66,6 +67,10 @@ func (db *DB) DiscrepancyCases(ctx context.Context, q CaseQuery) ([]core.Discrep
 			args = append(args, string(s))
 		}
 		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+	}
+	if q.OrderNo != "" {
+		where = append(where, "order_no = ?")
+		args = append(args, q.OrderNo)
 	}
 	if q.Kind != "" {
 		where = append(where, "kind = ?")

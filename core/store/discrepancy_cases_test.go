@@ -126,6 +126,7 @@ func TestCaseQueue(t *testing.T) {
 			{CaseQuery{Owner: "ann"}, "[mid]"},
 			{CaseQuery{Unowned: true}, "[old new]"},
 			{CaseQuery{Limit: 1, Offset: 2}, "[new]"},
+			{CaseQuery{OrderNo: "O3"}, "[mid]"},
 		} {
 			got, err := db.DiscrepancyCases(ctx, c.q)
 			var txns []string
