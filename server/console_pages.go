@@ -338,7 +338,11 @@ func (cn *console) seatMapData(c echo.Context) (web.SeatMapData, error) {
 	if err != nil {
 		return web.SeatMapData{}, err
 	}
-	return web.SeatMapData{Show: show, Seats: seats}, nil
+	cats, err := cn.Engine.Store().PriceCategories(ctx, id)
+	if err != nil {
+		return web.SeatMapData{}, err
+	}
+	return web.SeatMapData{Show: show, Seats: seats, Categories: cats}, nil
 }
 
 func (cn *console) seatMap(c echo.Context) error {

@@ -205,13 +205,14 @@ func TestSeatMap20000InBrowser(t *testing.T) {
 		t.Errorf("the stream sent %d messages for one change, want 1 (not the whole grid first)", n)
 	}
 
-	// Rows off screen skip layout until they scroll near: scrolled to the
-	// far right and down to row 90, that row's last seat is drawn.
+	// Rows off screen skip layout until they scroll near: the map scrolled
+	// (inside its box) to the far right and down to row 90, that row's
+	// last seat is drawn.
 	far := fmt.Sprintf("seat-%s-%d", core.RowName(90), perRow)
 	ops.do("scroll to the far right, then down", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
-		const m = document.querySelector('.seatmap');
+		const m = document.querySelector('.seat-scroll');
 		m.scrollLeft = m.scrollWidth;
-		window.scrollTo(0, document.getElementById(%q).parentElement.getBoundingClientRect().top + window.scrollY - 200);
+		m.scrollTop += document.getElementById(%q).parentElement.getBoundingClientRect().top - m.getBoundingClientRect().top - 100;
 	})()`, far)))
 	ops.waitJS("a seat scrolled into view drawn", fmt.Sprintf(
 		`document.getElementById(%q).checkVisibility({contentVisibilityAuto: true})`, far))
@@ -225,7 +226,7 @@ func TestSeatMap20000InBrowser(t *testing.T) {
 	ops.do("open the 100-column map", chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, wide)),
 		chromedp.WaitVisible(chromedp.ID("seat-A-1")))
 	if where := evalIn[string](ops, "where seat A-1 is", `(() => {
-		const s = document.getElementById('seat-A-1').getBoundingClientRect(), m = document.querySelector('.seatmap').getBoundingClientRect();
+		const s = document.getElementById('seat-A-1').getBoundingClientRect(), m = document.querySelector('.seat-scroll').getBoundingClientRect();
 		const top = document.elementFromPoint(s.left + s.width / 2, s.top + s.height / 2);
 		return s.left >= m.left && s.right <= m.right && top && top.id === 'seat-A-1' ? '' : 'seat ' + JSON.stringify(s) + ' map ' + JSON.stringify(m) + ' on top ' + (top && top.id);
 	})()`); where != "" {

@@ -63,15 +63,6 @@
   }
   document.addEventListener("htmx:sseOpen", streamState("open"));
 
-  // A click on a seat of the map (mouse or keyboard) loads its panel. One
-  // listener serves every seat, the ones the stream swaps in included.
-  document.addEventListener("click", function (ev) {
-    var seat = ev.target.closest && ev.target.closest("[data-panel] .seat-row button");
-    if (seat && seat.id.indexOf("seat-") === 0) {
-      var grid = seat.closest("[data-panel]");
-      htmx.ajax("GET", grid.getAttribute("data-panel") + encodeURIComponent(seat.id.slice(5)), { target: "#seat-panel" });
-    }
-  });
   document.addEventListener("htmx:sseError", streamState("closed"));
 
   // A seat button says only its id; its state is its class. A focused
@@ -90,8 +81,8 @@
   // Counter sale: on a seat map with the counter form, clicking an
   // available or blocked seat adds it to the sale or takes it out;
   // shift-click adds every sellable seat of the row between the last seat
-  // picked and this one. Arrow keys move between seats, and Enter or Space
-  // presses one like a click. The form's seat field is the selection: it
+  // picked and this one. Enter or Space on a seat presses it like a click
+  // (moving between seats: seatmap.js). The form's seat field is the selection: it
   // can be typed into, and the map follows it. The stream replaces seat
   // buttons when their state changes, so the marks are drawn again after
   // every swap.
@@ -166,32 +157,6 @@
     lastPicked = id;
     field.value = ids.join(", ");
     markPicked();
-  });
-
-  document.addEventListener("keydown", function (ev) {
-    var btn = ev.target.closest && ev.target.closest(".seat-row button");
-    if (!btn) {
-      return;
-    }
-    var next = null;
-    var row = btn.closest(".seat-row");
-    var seats = rowSeats(row);
-    var col = seats.indexOf(btn);
-    switch (ev.key) {
-    case "ArrowLeft": next = seats[col - 1]; break;
-    case "ArrowRight": next = seats[col + 1]; break;
-    case "ArrowUp": next = row.previousElementSibling; break;
-    case "ArrowDown": next = row.nextElementSibling; break;
-    default: return;
-    }
-    if (next && next.classList.contains("seat-row")) {
-      var below = rowSeats(next);
-      next = below[Math.min(col, below.length - 1)];
-    }
-    if (next) {
-      ev.preventDefault();
-      next.focus();
-    }
   });
 
   document.addEventListener("input", function (ev) {

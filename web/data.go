@@ -261,6 +261,9 @@ func (d OrderData) OpenRefundRequest() (core.Refund, bool) {
 type SeatMapData struct {
 	Show  core.Show
 	Seats []core.SeatView // ordered by row, then column
+	// Categories are the show's prices, in the order that gives each its
+	// colour (CategoryClass).
+	Categories []core.PriceCategory
 	// Counter is the counter-sale form, as sent when it was refused.
 	Counter CounterForm
 	// Version is the seat hub's version of the show read before Seats: the

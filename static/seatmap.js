@@ -1,0 +1,425 @@
+// The seat map's tools (web/seatmap.templ): the grid as one Tab stop with
+// arrow keys between seats, a seat's panel opened from the keyboard with
+// the focus on its first action, the find box (a seat, or an order's
+// seats), and zoom. A map has up to 20,000 seat buttons: nothing here
+// touches every seat at load, and the stream's replacement buttons keep
+// what the page added to the ones they replace.
+(function () {
+  "use strict";
+
+  var SEAT = "#seat-grid .seat-row button";
+  var ZOOMS = [0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.15, 1.3, 1.5, 1.75, 2];
+
+  function grid() { return document.getElementById("seat-grid"); }
+  function seatOf(el) { return el && el.closest ? el.closest(SEAT) : null; }
+
+  // The grid's one Tab stop: the seat last focused in it, at first its
+  // first seat. Tabbing in lands on it, Tab and Shift+Tab leave the grid;
+  // a seat keeps its default tabindex, so 20,000 buttons are not rewritten.
+  var current = "";
+  var tabbing = false;
+
+  function currentSeat() {
+    var g = grid();
+    var s = current && document.getElementById(current);
+    return g && s && g.contains(s) ? s : g && g.querySelector(SEAT);
+  }
+
+  var FOCUSABLE = ["a[href]", "button:not([disabled])", "input:not([disabled]):not([type=hidden])",
+    "select:not([disabled])", "textarea:not([disabled])", "[tabindex]"].map(function (s) {
+    return s + ":not(#seat-grid *)";
+  }).join(",");
+
+  // The nearest element a Tab press reaches outside the grid, after it
+  // (forward) or before it.
+  function besideGrid(forward) {
+    var g = grid(), found = null;
+    var all = document.querySelectorAll(FOCUSABLE);
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (el === g || el.tabIndex < 0 || !el.getClientRects().length) {
+        continue;
+      }
+      var after = g.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING;
+      if (forward && after) {
+        return el;
+      }
+      if (!forward && !after) {
+        found = el;
+      }
+    }
+    return found;
+  }
+
+  document.addEventListener("keydown", function (ev) { tabbing = ev.key === "Tab"; }, true);
+  document.addEventListener("pointerdown", function () { tabbing = false; }, true);
+
+  document.addEventListener("focusin", function (ev) {
+    var seat = seatOf(ev.target);
+    if (!seat) {
+      return;
+    }
+    var from = ev.relatedTarget;
+    var back = currentSeat();
+    if (tabbing && !(from && grid().contains(from)) && back && back !== seat) {
+      back.focus();
+      return;
+    }
+    current = seat.id;
+  });
+
+  function rowSeats(row) { return row.querySelectorAll("button"); }
+
+  // nextRow is the row step rows below (above, if negative) row, or the
+  // last there is on the way; section headings between rows are passed.
+  function nextRow(row, step) {
+    var r = row, to = row, n = Math.abs(step);
+    while (n > 0 && (r = step < 0 ? r.previousElementSibling : r.nextElementSibling)) {
+      if (r.classList.contains("seat-row")) {
+        to = r;
+        n--;
+      }
+    }
+    return to;
+  }
+
+  // Moves within the grid: arrows to the neighbouring seat (up and down to
+  // the same place in the row), Home and End to a row's ends (with Ctrl,
+  // the grid's), Page Up and Down ten rows; Tab leaves.
+  document.addEventListener("keydown", function (ev) {
+    var seat = seatOf(ev.target);
+    if (!seat) {
+      return;
+    }
+    if (ev.key === "Tab") {
+      var out = besideGrid(!ev.shiftKey);
+      if (out) {
+        ev.preventDefault();
+        out.focus();
+      } else {
+        // Nothing beside the grid that way: the browser's own Tab goes
+        // on from the grid's first or last seat.
+        var ends = grid().querySelectorAll(SEAT);
+        (ev.shiftKey ? ends[0] : ends[ends.length - 1]).focus();
+      }
+      return;
+    }
+    var row = seat.closest(".seat-row");
+    var seats = rowSeats(row);
+    var col = Array.prototype.indexOf.call(seats, seat);
+    var next = null, to = null, all;
+    switch (ev.key) {
+    case "ArrowLeft": next = seats[col - 1]; break;
+    case "ArrowRight": next = seats[col + 1]; break;
+    case "ArrowUp": to = nextRow(row, -1); break;
+    case "ArrowDown": to = nextRow(row, 1); break;
+    case "PageUp": to = nextRow(row, -10); break;
+    case "PageDown": to = nextRow(row, 10); break;
+    case "Home":
+      next = ev.ctrlKey ? grid().querySelector(SEAT) : seats[0];
+      break;
+    case "End":
+      all = ev.ctrlKey ? grid().querySelectorAll(".seat-row") : null;
+      next = all ? rowSeats(all[all.length - 1]) : seats;
+      next = next[next.length - 1];
+      break;
+    default: return;
+    }
+    if (to && to !== row) {
+      var below = rowSeats(to);
+      next = below[Math.min(col, below.length - 1)];
+    }
+    ev.preventDefault();
+    if (next) {
+      next.focus();
+    }
+  });
+
+  // A seat chosen loads its panel. Chosen from the keyboard (Enter or
+  // Space: a click of detail 0), the focus goes on to the panel's first
+  // action, the cancel reason of a held seat, unless the seat went into
+  // the counter sale, where the next seat is picked from the grid.
+  function sellable(seat) {
+    return seat.classList.contains("available") || seat.classList.contains("blocked");
+  }
+
+  function focusPanel() {
+    var panel = document.getElementById("seat-panel");
+    if (!panel) {
+      return;
+    }
+    var first = panel.querySelector("#reason") ||
+      panel.querySelector("textarea, input:not([type=hidden]), select, button");
+    (first || panel).focus();
+  }
+
+  document.addEventListener("click", function (ev) {
+    var seat = seatOf(ev.target);
+    if (!seat) {
+      return;
+    }
+    var keyboard = ev.detail === 0;
+    var stay = document.getElementById("counter-form") && sellable(seat);
+    var loaded = htmx.ajax("GET", grid().getAttribute("data-panel") + encodeURIComponent(seat.id.slice(5)),
+      { target: "#seat-panel" });
+    if (keyboard && !stay) {
+      loaded.then(focusPanel);
+    }
+  });
+
+  // Esc in the panel goes back to the seat in the grid.
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key === "Escape" && ev.target.closest && ev.target.closest("#seat-panel")) {
+      var seat = currentSeat();
+      if (seat) {
+        seat.focus();
+      }
+    }
+  });
+
+  // Finding. A seat id is matched as typed, then in capitals with the
+  // dash put in ("b12" finds B-12); anything else is taken for an order
+  // number, whose seats on the map are picked out.
+  var found = "", order = "";
+
+  function say(text) {
+    var st = document.getElementById("seat-find-status");
+    if (st) {
+      st.textContent = text;
+    }
+  }
+
+  function seatById(q) {
+    var tries = [q, q.toUpperCase()];
+    var m = /^([A-Za-z]+)\s*-?\s*(\d+)$/.exec(q);
+    if (m) {
+      tries.push(m[1].toUpperCase() + "-" + m[2]);
+    }
+    for (var i = 0; i < tries.length; i++) {
+      var s = document.getElementById("seat-" + tries[i]);
+      if (s && seatOf(s)) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  function orderSeats(no) {
+    return no ? document.querySelectorAll('#seat-grid [data-order="' + CSS.escape(no) + '"]') : [];
+  }
+
+  function markFound() {
+    var old = document.querySelectorAll("#seat-grid .found");
+    for (var i = 0; i < old.length; i++) {
+      if (old[i].id !== found) {
+        old[i].classList.remove("found");
+      }
+    }
+    var s = found && document.getElementById(found);
+    if (s) {
+      s.classList.add("found");
+    }
+  }
+
+  function markOrder() {
+    var old = document.querySelectorAll("#seat-grid .in-order");
+    for (var i = 0; i < old.length; i++) {
+      if (old[i].getAttribute("data-order") !== order) {
+        old[i].classList.remove("in-order");
+      }
+    }
+    var seats = orderSeats(order);
+    for (var j = 0; j < seats.length; j++) {
+      seats[j].classList.add("in-order");
+    }
+    return seats;
+  }
+
+  function show(seat) {
+    seat.scrollIntoView({ block: "center", inline: "center" });
+    seat.focus({ preventScroll: true });
+  }
+
+  // highlightOrder picks out an order's seats and brings the first into
+  // view; it reports whether the map has any.
+  function highlightOrder(no, focusFirst) {
+    var form = document.getElementById("seat-find");
+    order = no;
+    var seats = markOrder();
+    if (!seats.length) {
+      order = "";
+      return false;
+    }
+    say(form.getAttribute("data-order-found").replace("%s", no).replace("%d", seats.length));
+    if (focusFirst) {
+      show(seats[0]);
+    } else {
+      seats[0].scrollIntoView({ block: "nearest", inline: "nearest" });
+    }
+    return true;
+  }
+
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (form.id !== "seat-find") {
+      return;
+    }
+    ev.preventDefault();
+    var q = document.getElementById("seat-search").value.trim();
+    found = "";
+    order = "";
+    markFound();
+    markOrder();
+    say("");
+    if (!q) {
+      return;
+    }
+    var seat = seatById(q);
+    if (seat) {
+      found = seat.id;
+      markFound();
+      show(seat);
+      return;
+    }
+    if (!highlightOrder(q, true) && !highlightOrder(q.toUpperCase(), true)) {
+      say(form.getAttribute("data-not-found").replace("%s", q));
+    }
+  });
+
+  document.addEventListener("click", function (ev) {
+    var b = ev.target.closest && ev.target.closest("[data-highlight-order]");
+    if (b) {
+      highlightOrder(b.getAttribute("data-highlight-order"), false);
+    }
+  });
+
+  // Zoom: the grid's CSS zoom, in steps or fitted to the map's width.
+  var zoom = 1;
+
+  function setZoom(z) {
+    var live = document.getElementById("seat-live");
+    if (!live) {
+      return;
+    }
+    zoom = Math.min(ZOOMS[ZOOMS.length - 1], Math.max(ZOOMS[0], z));
+    live.style.setProperty("--seat-zoom", String(zoom));
+    var level = document.getElementById("zoom-level");
+    if (level) {
+      level.textContent = Math.round(zoom * 100) + "%";
+    }
+  }
+
+  function step(dir) {
+    var to = ZOOMS.filter(function (z) { return dir > 0 ? z > zoom + 0.001 : z < zoom - 0.001; });
+    if (to.length) {
+      setZoom(dir > 0 ? to[0] : to[to.length - 1]);
+    }
+  }
+
+  // fit zooms the widest row (the one of most seats) to the map's width:
+  // its width at zoom 1 is its width now over the zoom (the label and the
+  // gap after it counted as one and a half labels).
+  function fit() {
+    var box = document.getElementById("seat-scroll");
+    var rows = grid() && grid().querySelectorAll(".seat-row");
+    if (!box || !rows || !rows.length) {
+      return;
+    }
+    var widest = rows[0], most = 0;
+    for (var i = 0; i < rows.length; i++) {
+      var n = rows[i].childElementCount + rows[i].querySelectorAll("button").length;
+      if (n > most) {
+        most = n;
+        widest = rows[i];
+      }
+    }
+    // From the first run, not the label: the label sticks to the map's
+    // left edge when the map is scrolled.
+    var label = widest.querySelector(".row-label").getBoundingClientRect();
+    var first = widest.querySelector(".seat-run").getBoundingClientRect();
+    var last = widest.lastElementChild.getBoundingClientRect();
+    var natural = (last.right - first.left + label.width * 1.5) / zoom;
+    if (natural > 0) {
+      setZoom(Math.floor((box.clientWidth - 4) / natural * 100) / 100);
+      // Borders and gaps do not shrink quite in step: one correction.
+      if (box.scrollWidth > box.clientWidth) {
+        setZoom(Math.floor(zoom * box.clientWidth / box.scrollWidth * 100) / 100);
+      }
+      box.scrollLeft = 0;
+    }
+  }
+
+  function zoomBy(what) {
+    if (what === "in") {
+      step(1);
+    } else if (what === "out") {
+      step(-1);
+    } else {
+      fit();
+    }
+  }
+
+  document.addEventListener("click", function (ev) {
+    var b = ev.target.closest && ev.target.closest("[data-zoom]");
+    if (b) {
+      zoomBy(b.getAttribute("data-zoom"));
+    }
+  });
+
+  // + − 0 zoom from the grid and the zoom buttons (not while typing).
+  document.addEventListener("keydown", function (ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || !ev.target.closest ||
+      !(seatOf(ev.target) || ev.target.closest(".seat-zoom"))) {
+      return;
+    }
+    var what = { "+": "in", "=": "in", "-": "out", "0": "fit" }[ev.key];
+    if (what) {
+      ev.preventDefault();
+      var seat = seatOf(ev.target);
+      zoomBy(what);
+      if (seat) {
+        seat.scrollIntoView({ block: "nearest", inline: "nearest" });
+      }
+    }
+  });
+
+  // The stream replaces a seat's button when its state changes, and the
+  // whole grid when it reconnects. A replacement button keeps the price
+  // category of the one it replaces (the stream does not send it), the
+  // focus stays on the seat, and the marks are drawn again.
+  var refocus = "";
+
+  document.addEventListener("htmx:oobBeforeSwap", function (ev) {
+    var old = ev.detail.target;
+    var el = ev.detail.fragment && ev.detail.fragment.firstElementChild;
+    if (!old || !el) {
+      return;
+    }
+    if (old.contains(document.activeElement) && seatOf(document.activeElement)) {
+      refocus = document.activeElement.id;
+    }
+    if (seatOf(old) && el.tagName === "BUTTON") {
+      for (var i = 0; i < old.classList.length; i++) {
+        if (/^c\d$/.test(old.classList[i])) {
+          el.classList.add(old.classList[i]);
+        }
+      }
+    }
+  });
+
+  // A swapped-in button takes its new attributes only as it settles
+  // (htmx keeps the old ones until then), so the marks follow after that.
+  document.addEventListener("htmx:oobAfterSwap", function () {
+    var s = refocus && document.getElementById(refocus);
+    refocus = "";
+    if (s && (document.activeElement === document.body || !document.activeElement)) {
+      s.focus({ preventScroll: true });
+    }
+  });
+  document.addEventListener("htmx:afterSettle", function (ev) {
+    if (seatOf(ev.target) || ev.target.id === "seat-grid") {
+      markFound();
+      markOrder();
+    }
+  });
+})();
