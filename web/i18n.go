@@ -728,4 +728,5 @@ var catalog = map[string]entry{
 	"apikeys.add_button":    {"Create key", "创建密钥"},
 	"staff.apikeys_link":    {"API keys for the front end and other systems", "前端及其他系统的 API 密钥"},
 	"notice.apikey_revoked": {"API key revoked.", "API 密钥已吊销。"},
+	"live.stale":            {"Stale since %s: this page is not updating. Reconnecting…", "自 %s 起数据已过期：本页未在更新，正在重新连接…"},
 }
