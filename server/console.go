@@ -153,6 +153,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.POST("/shows/:id/unblock", cn.unblockSeats, setUp)
 	g.GET("/shows/:id", cn.seatMap, view)
 	g.GET("/shows/:id/events", cn.seatEvents, view)
+	g.GET("/live", cn.liveEvents, view)
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
 	cn.counterRoutes(g)
 	cn.deadLetterRoutes(g)

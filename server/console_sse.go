@@ -52,19 +52,40 @@ func (cn *console) seatEvents(c echo.Context) error {
 		return err
 	}
 
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering of the stream
-	cn.liftWriteDeadline(c, "seat stream")    // the stream outlives the server's WriteTimeout by design
-	w.WriteHeader(http.StatusOK)
+	w := cn.startStream(c, "seat stream")
 	if grid == nil {
 		w.Flush() // the browser counts the stream open once it has the headers
 	} else if err := writeSSE(ctx, w, grid); err != nil {
 		return streamErr(ctx, err)
 	}
+	return cn.streamChanges(ctx, w, sess, sub, func(ch SeatChange) error {
+		if err := writeSSE(ctx, w, seatButtons(ch)); err != nil {
+			return err
+		}
+		return writeChange(w, ch)
+	})
+}
+
+// startStream sends an event stream's headers.
+func (cn *console) startStream(c echo.Context, what string) *echo.Response {
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no") // no proxy buffering of the stream
+	cn.liftWriteDeadline(c, what)             // the stream outlives the server's WriteTimeout by design
+	w.WriteHeader(http.StatusOK)
+	return w
+}
+
+// streamChanges runs an open stream until it ends (see seatEvents): send
+// writes each change of sub, a "ping" event every liveHeartbeat tells the
+// page's script that the stream is alive (live.js greys the page out when
+// they stop), and each keep-alive re-checks the session.
+func (cn *console) streamChanges(ctx context.Context, w *echo.Response, sess *staffSession, sub *SeatSubscription, send func(SeatChange) error) error {
 	keepAlive, stop := cn.keepAlive()
 	defer stop()
+	heartbeat := time.NewTicker(liveHeartbeat)
+	defer heartbeat.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,7 +96,11 @@ func (cn *console) seatEvents(c echo.Context) error {
 			if !ok || ctx.Err() != nil {
 				return nil
 			}
-			if err := writeSSE(ctx, w, seatButtons(ch)); err != nil {
+			if err := send(ch); err != nil {
+				return streamErr(ctx, err)
+			}
+		case <-heartbeat.C:
+			if err := writeEvent(w, "ping", ""); err != nil {
 				return streamErr(ctx, err)
 			}
 		case <-keepAlive:
@@ -121,23 +146,28 @@ func seatButtons(ch SeatChange) templ.Component {
 	})
 }
 
-// writeSSE sends comp as one "seats" event. An event's data may span lines,
-// each prefixed "data: "; the browser joins them with newlines again.
+// writeSSE sends comp as one "seats" event.
 func writeSSE(ctx context.Context, w *echo.Response, comp templ.Component) error {
 	var buf bytes.Buffer
 	if err := comp.Render(ctx, &buf); err != nil {
 		return fmt.Errorf("render seat event: %w", err)
 	}
+	return writeEvent(w, "seats", buf.String())
+}
+
+// writeEvent sends one event named name. An event's data may span lines,
+// each prefixed "data: "; the browser joins them with newlines again.
+func writeEvent(w *echo.Response, name, data string) error {
 	var ev strings.Builder
-	ev.WriteString("event: seats\n")
-	for line := range strings.SplitSeq(buf.String(), "\n") {
+	ev.WriteString("event: " + name + "\n")
+	for line := range strings.SplitSeq(data, "\n") {
 		ev.WriteString("data: ")
 		ev.WriteString(line)
 		ev.WriteString("\n")
 	}
 	ev.WriteString("\n")
 	if _, err := io.WriteString(w, ev.String()); err != nil {
-		return fmt.Errorf("write seat event: %w", err)
+		return fmt.Errorf("write %s event: %w", name, err)
 	}
 	w.Flush()
 	return nil

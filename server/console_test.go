@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -904,9 +905,17 @@ func TestSeatEventsStream(t *testing.T) {
 		!strings.Contains(ev, `hx-swap-oob="true"`) || strings.Contains(ev, "seat-grid") {
 		t.Fatalf("place: event %q", ev)
 	}
+	// Each seats event is followed by its change, for the page's live
+	// parts (live.js).
+	if ev, want := next(), `event: change`+"\n"+`data: {"show":`+strconv.FormatInt(env.show.ID, 10)+`,"seats":["A-3"],"state":"locked","order":"`+o.OrderNo+`"}`; ev != want {
+		t.Fatalf("place: change event %q, want %q", ev, want)
+	}
 	env.pay(o)
 	if ev := next(); !strings.Contains(ev, `id="seat-A-3" class="sold"`) {
 		t.Fatalf("pay: event %q", ev)
+	}
+	if ev := next(); !strings.HasPrefix(ev, "event: change\n") || !strings.Contains(ev, `"state":"sold"`) {
+		t.Fatalf("pay: change event %q", ev)
 	}
 	env.hub.Close()
 	select {

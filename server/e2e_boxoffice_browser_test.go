@@ -31,6 +31,7 @@ type boxOfficeBrowser struct {
 	t       *testing.T
 	a       *testApp
 	url     string
+	srv     *httptest.Server
 	staff   map[core.Role]string
 	browser context.Context
 	dir     string
@@ -67,7 +68,7 @@ func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
 	if err := chromedp.Do(browserCtx); err != nil { // starts the browser, without a deadline
 		t.Fatalf("start chromium: %v", err)
 	}
-	return &boxOfficeBrowser{t: t, a: a, url: srv.URL, staff: staff, browser: browserCtx, dir: screenshotDir(t)}
+	return &boxOfficeBrowser{t: t, a: a, url: srv.URL, srv: srv, staff: staff, browser: browserCtx, dir: screenshotDir(t)}
 }
 
 // tab opens a tab in a browser context of its own (its own cookies) and

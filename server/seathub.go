@@ -96,18 +96,25 @@ func (h *SeatHub) SeatsChanged(showID int64, seatIDs []string, state core.SeatSt
 	h.Deliver(c)
 }
 
-// Deliver hands c to this instance's subscribers of its show. A subscriber
-// whose buffer is full is dropped (its channel closed) instead of waited for.
+// AllShows subscribes to the changes of every show: the console's live
+// lists and pages, which follow orders of any show (see liveEvents).
+const AllShows int64 = 0
+
+// Deliver hands c to this instance's subscribers of its show and of
+// AllShows. A subscriber whose buffer is full is dropped (its channel
+// closed) instead of waited for.
 func (h *SeatHub) Deliver(c SeatChange) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.versions[c.ShowID]++
-	for s := range h.subs[c.ShowID] {
-		select {
-		case s.ch <- c:
-		default:
-			h.log.Warn("seat hub: subscriber too slow; dropping it", "show_id", c.ShowID)
-			h.removeLocked(s)
+	for _, id := range []int64{c.ShowID, AllShows} {
+		for s := range h.subs[id] {
+			select {
+			case s.ch <- c:
+			default:
+				h.log.Warn("seat hub: subscriber too slow; dropping it", "show_id", id)
+				h.removeLocked(s)
+			}
 		}
 	}
 }
@@ -125,7 +132,8 @@ type SeatSubscription struct {
 	hub    *SeatHub
 }
 
-// Subscribe starts receiving showID's changes. On a closed hub the
+// Subscribe starts receiving showID's changes, or every show's with
+// AllShows. On a closed hub the
 // subscription's channel is closed at once.
 func (h *SeatHub) Subscribe(showID int64) *SeatSubscription {
 	ch := make(chan SeatChange, subscriberBuffer)
