@@ -40,17 +40,18 @@ type Deps struct {
 
 // Engine runs the order state machine over its stores.
 type Engine struct {
-	cfg     Config
-	store   Store
-	seats   SeatStore
-	queue   DelayQueue
-	clock   Clock
-	log     *slog.Logger
-	metrics *Metrics
-	notify  Notifier
-	plans   seatPlans
-	placer  *groupCommit[placement] // Place's transactions (placebatch.go)
-	events  *groupCommit[Event]     // after-commit timeline rows (addEvent)
+	cfg       Config
+	store     Store
+	seats     SeatStore
+	queue     DelayQueue
+	clock     Clock
+	log       *slog.Logger
+	metrics   *Metrics
+	notify    Notifier
+	plans     seatPlans
+	placer    *groupCommit[placement] // Place's transactions (placebatch.go)
+	events    *groupCommit[Event]     // after-commit timeline rows (addEvent)
+	canceller *groupCommit[cancelTx]  // CancelAndRelease's transactions (cancelbatch.go)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.
@@ -84,6 +85,7 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	}
 	e.placer = e.newPlaceWriter()
 	e.events = newGroupCommit(eventWriters, eventMaxBatch, e.writeEvents)
+	e.canceller = e.newCancelWriter()
 	return e, nil
 }
 
@@ -588,7 +590,7 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 	)
 	now := e.clock.Now()
 	path := ExpiryPath(r.Reason, r.Actor)
-	err := e.store.InTx(ctx, func(tx Tx) error {
+	err := e.canceller.do(ctx, cancelTx{ctx: ctx, orderNo: r.OrderNo, fn: func(ctx context.Context, tx Tx) error {
 		won, order, released = false, Order{}, nil
 		// Lock the row before the conditional update, in the same order as
 		// the payment path: InnoDB deadlocks when one transaction upgrades
@@ -619,7 +621,7 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 			return err
 		}
 		return r.audit(ctx, tx, now, order, true)
-	})
+	}})
 	if err != nil {
 		return CancelResult{}, fmt.Errorf("cancel %s: %w", r.OrderNo, err)
 	}

@@ -11,3 +11,13 @@ func PlaceQueueLen(e *Engine) int {
 	defer e.placer.mu.Unlock()
 	return len(e.placer.queue)
 }
+
+// CancelWriters is how many cancel batches may commit at once.
+const CancelWriters = cancelWriters
+
+// CancelQueueLen is how many cancels wait for a writer.
+func CancelQueueLen(e *Engine) int {
+	e.canceller.mu.Lock()
+	defer e.canceller.mu.Unlock()
+	return len(e.canceller.queue)
+}

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,20 +16,21 @@ import (
 	"seatflow/core/stacktest"
 )
 
-// gatedStore holds the first core.PlaceWriters transactions until opened,
-// so every placement started meanwhile queues for the writers and the
-// batch after them holds all of them.
+// gatedStore holds the first core.PlaceWriters transactions (holdN, if
+// set) until opened, so every write started meanwhile queues for the
+// writers and the batch after them holds all of them.
 type gatedStore struct {
 	core.Store
-	gate chan struct{}
-	mu   sync.Mutex
-	held int
+	gate  chan struct{}
+	holdN int
+	mu    sync.Mutex
+	held  int
 	inTx func(core.Tx) core.Tx // wraps the batch's Tx (fault injection); nil: as is
 }
 
 func (s *gatedStore) InTx(ctx context.Context, fn func(core.Tx) error) error {
 	s.mu.Lock()
-	hold := s.held < core.PlaceWriters
+	hold := s.held < cmp.Or(s.holdN, core.PlaceWriters)
 	if hold {
 		s.held++
 	}

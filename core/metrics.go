@@ -32,8 +32,9 @@ type Metrics struct {
 	// (TimeoutFired's, or failed) and queue (TimeoutHandler).
 	TimeoutHandle *prometheus.HistogramVec
 	// GroupCommitBatch counts the writes of each group commit (groupcommit.go)
-	// by writer (place, events); GroupCommitFallbacks the placement batches
-	// that broke a constraint and were written one by one.
+	// by writer (place, events, cancel); GroupCommitFallbacks the placement
+	// batches that broke a constraint, and the cancel batches that failed,
+	// that were then written one by one.
 	GroupCommitBatch     *prometheus.HistogramVec
 	GroupCommitFallbacks *prometheus.CounterVec
 }
@@ -42,6 +43,7 @@ type Metrics struct {
 const (
 	WriterPlace  = "place"
 	WriterEvents = "events"
+	WriterCancel = "cancel"
 )
 
 // Expiry paths: which path cancelled an expired order, the label of
@@ -117,12 +119,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.GroupCommitBatch = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "seatflow_group_commit_batch_size",
-		Help:    "Writes per group-commit transaction, by writer (place: placements; events: after-commit timeline rows).",
+		Help:    "Writes per group-commit transaction, by writer (place: placements; events: after-commit timeline rows; cancel: cancels).",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 	}, []string{"writer"})
 	m.GroupCommitFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seatflow_group_commit_fallbacks_total",
-		Help: "Group-commit batches rolled back by a constraint (a seat taken in the DB, a code in use) and written one by one, by writer (place)."}, []string{"writer"})
+		Help: "Group-commit batches rolled back (placements: a constraint, a seat taken in the DB or a code in use; cancels: any failure) and written one by one, by writer (place, cancel)."}, []string{"writer"})
 	m.TimeoutDeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "seatflow_timeout_dead_letters_total",
 		Help: "Timeout messages that failed every allowed attempt and became dead letters (listed in the console)."})
@@ -182,10 +184,11 @@ func (m *Metrics) zero() {
 	for _, o := range []RefundState{RefundDone, RefundRequested, RefundRejected} {
 		m.Refunds.WithLabelValues(string(o))
 	}
-	for _, w := range []string{WriterPlace, WriterEvents} {
+	for _, w := range []string{WriterPlace, WriterEvents, WriterCancel} {
 		m.GroupCommitBatch.WithLabelValues(w)
 	}
 	m.GroupCommitFallbacks.WithLabelValues(WriterPlace)
+	m.GroupCommitFallbacks.WithLabelValues(WriterCancel)
 }
 
 // zeroHops creates the hop counter of every delay level p can choose.
