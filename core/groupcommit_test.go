@@ -25,7 +25,7 @@ type gatedStore struct {
 	holdN int
 	mu    sync.Mutex
 	held  int
-	inTx func(core.Tx) core.Tx // wraps the batch's Tx (fault injection); nil: as is
+	inTx  func(core.Tx) core.Tx // wraps the batch's Tx (fault injection); nil: as is
 }
 
 func (s *gatedStore) InTx(ctx context.Context, fn func(core.Tx) error) error {
