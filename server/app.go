@@ -243,6 +243,7 @@ func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logge
 			Levels:       cfg.Engine.Delay.Levels,
 			Logger:       logger,
 			MaxAttempts:  cfg.TimeoutMaxAttempts,
+			Workers:      cfg.TimeoutWorkers,
 			OnDeadLetter: func(core.DeadLetter) { deadLetters.Inc() },
 		})
 		if err != nil {
@@ -258,6 +259,7 @@ func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logge
 	mqCfg.NoCreateTopics = !cfg.RocketMQCreateTopics
 	mqCfg.Topic, mqCfg.Group, mqCfg.Logger = cfg.RocketMQTopic, cfg.RocketMQGroup, logger
 	mqCfg.MaxAttempts = cfg.TimeoutMaxAttempts
+	mqCfg.Workers = cfg.TimeoutWorkers
 	// The broker's dead letters go to the same table as the DB queue's.
 	mqCfg.OnDeadLetter = func(ctx context.Context, d core.DeadLetter) error {
 		added, err := db.AddDeadLetter(ctx, d)

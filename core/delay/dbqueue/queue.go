@@ -142,14 +142,16 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Poll < time.Millisecond {
 		return o, fmt.Errorf("options: Poll %v: want at least 1ms (due times are in ms)", o.Poll)
 	}
+	if o.Workers == 0 {
+		o.Workers = 8
+	}
 	if o.Batch == 0 {
-		o.Batch = 100
+		// At least two claims' worth per worker round: the poller refills
+		// at half a batch outstanding (waitCapacity).
+		o.Batch = max(100, 2*o.Workers)
 	}
 	if o.Lease == 0 {
 		o.Lease = 30 * time.Second
-	}
-	if o.Workers == 0 {
-		o.Workers = 8
 	}
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = core.DefaultTimeoutMaxAttempts

@@ -66,6 +66,9 @@ type Config struct {
 	// consumer's MaxReconsumeTimes is MaxAttempts-1). Default
 	// core.DefaultTimeoutMaxAttempts.
 	MaxAttempts int
+	// Workers is how many messages the consumer hands to the handler at
+	// once (the client's ConsumeGoroutineNums). Default 20, the client's.
+	Workers int
 	// OnDeadLetter, if set, receives every message of %DLQ%<Group>, read by
 	// Consume through the group <Group>-dlq; an error redelivers it. It must
 	// be idempotent (DeadLetter.MsgKey names the message).

@@ -72,6 +72,9 @@ func (q *Queue) Consume(ctx context.Context, h core.TimeoutHandler) error {
 		// The broker moves the message to %DLQ%<group> after this many retries.
 		consumer.WithMaxReconsumeTimes(int32(q.cfg.MaxAttempts - 1)),
 	}
+	if q.cfg.Workers > 0 {
+		copts = append(copts, consumer.WithConsumeGoroutineNums(q.cfg.Workers))
+	}
 	if !q.cfg.Credentials.IsEmpty() {
 		copts = append(copts, consumer.WithCredentials(q.cfg.Credentials))
 	}
