@@ -32,19 +32,23 @@ type expirePhase struct {
 	HopsMax    int           `json:"hops_max"`
 	HopsIdeal  int           `json:"hops_ideal"` // the chain with every hop on time
 	Wait       time.Duration `json:"wait_ns"`
+	Backlog    *backlogDrain `json:"backlog,omitempty"` // the backlog phase only
 }
 
 // expireResult is the expire scenario for one delay mode.
 type expireResult struct {
 	Mode   core.DelayMode `json:"mode"`
 	Raw    queueLateness  `json:"raw_queue"`
+	Commit loadResult     `json:"db_commit"` // the raw limit the backlog's drain is set beside
 	Phases []expirePhase  `json:"phases"`
 }
 
 // runExpire measures one delay mode on a server of its own (the hold TTL
-// and the delay mode are server settings): the raw queue first, then a
-// burst of o.Orders holds placed as fast as possible, then o.Orders paced
-// evenly over o.Spread; each phase waits until every hold has ended.
+// and the delay mode are server settings): the raw queue and DB commit
+// first, then a burst of o.Orders holds placed as fast as possible, then
+// o.Orders paced evenly over o.Spread, then o.Orders left to come due while
+// the server is down (backlogOnce); each phase waits until every hold has
+// ended.
 func runExpire(ctx context.Context, o Options, mode core.DelayMode, getenv func(string) string, p *progress) (_ expireResult, err error) {
 	res := expireResult{Mode: mode}
 	s, err := startStack(ctx, o, stackConfig{mode: mode, holdTTL: o.HoldTTL}, getenv, p)
@@ -55,9 +59,17 @@ func runExpire(ctx context.Context, o Options, mode core.DelayMode, getenv func(
 	if res.Raw, err = measureQueueLateness(ctx, o, s, mode, o.Orders, p); err != nil {
 		return res, err
 	}
+	if res.Commit, err = measureCommit(ctx, o, s, p); err != nil {
+		return res, fmt.Errorf("limit DB commit: %w", err)
+	}
 	policy := serverPolicy(o.Stack, mode)
-	for _, name := range []string{"burst", "spread"} {
-		ph, err := expireOnce(ctx, o, s, name, policy, p)
+	for _, name := range []string{"burst", "spread", "backlog"} {
+		var ph expirePhase
+		if name == "backlog" {
+			ph, err = backlogOnce(ctx, o, s, policy, p)
+		} else {
+			ph, err = expireOnce(ctx, o, s, name, policy, p)
+		}
 		res.Phases = append(res.Phases, ph)
 		if err != nil {
 			return res, err
@@ -80,6 +92,16 @@ func serverPolicy(stack string, mode core.DelayMode) core.DelayPolicy {
 }
 
 func expireOnce(ctx context.Context, o Options, s *stack, name string, policy core.DelayPolicy, p *progress) (expirePhase, error) {
+	ph, err := placeHolds(ctx, o, s, name, policy, p)
+	if err != nil {
+		return ph, err
+	}
+	return ph, waitEnded(ctx, o, s, &ph, p)
+}
+
+// placeHolds places o.Orders one-seat holds in a show of their own: as fast
+// as the clients go, or paced over o.Spread for the spread phase.
+func placeHolds(ctx context.Context, o Options, s *stack, name string, policy core.DelayPolicy, p *progress) (expirePhase, error) {
 	ph := expirePhase{Name: name, HopsIdeal: idealHops(policy, o.HoldTTL)}
 	cols := min(o.Orders, 100)
 	show, plan, err := s.newShow(ctx, (o.Orders+cols-1)/cols, cols)
@@ -99,36 +121,40 @@ func expireOnce(ctx context.Context, o Options, s *stack, name string, policy co
 	if err := ph.Place.failure(); err != nil {
 		return ph, fmt.Errorf("expire %s: place: %w", name, err)
 	}
+	return ph, nil
+}
 
-	// Wait for every hold to end, bounded: TTL + the time bound.
+// waitEnded waits, bounded by the TTL and o.MaxTime, until every hold of
+// ph's show has ended, then reads the phase's outcome.
+func waitEnded(ctx context.Context, o Options, s *stack, ph *expirePhase, p *progress) error {
 	start := time.Now()
 	var pending int64
 	count := func() error {
 		return s.db.X().GetContext(ctx, &pending, `SELECT COUNT(*) FROM order_info WHERE show_id = ? AND status = ?`,
-			show.ID, int(core.StatusPending))
+			ph.Show, int(core.StatusPending))
 	}
 	if err := count(); err != nil {
-		return ph, fmt.Errorf("expire %s: count pending: %w", name, err)
+		return fmt.Errorf("expire %s: count pending: %w", ph.Name, err)
 	}
 	placed := pending
-	t := p.track(fmt.Sprintf("expire %s: holds ended", name), placed, func() (int64, string) { return placed - pending, "" })
+	t := p.track(fmt.Sprintf("expire %s: holds ended", ph.Name), placed, func() (int64, string) { return placed - pending, "" })
 	deadline := time.Now().Add(o.HoldTTL + o.MaxTime)
 	for pending > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(500 * time.Millisecond)
 		if err := count(); err != nil {
 			t.done()
-			return ph, fmt.Errorf("expire %s: count pending: %w", name, err)
+			return fmt.Errorf("expire %s: count pending: %w", ph.Name, err)
 		}
 	}
 	t.done()
 	ph.Wait = time.Since(start)
-	if err := collectExpiry(ctx, s, &ph); err != nil {
-		return ph, err
+	if err := collectExpiry(ctx, s, ph); err != nil {
+		return err
 	}
 	if pending > 0 {
-		return ph, fmt.Errorf("expire %s: %d holds still pending %v after the last was placed", name, pending, ph.Wait)
+		return fmt.Errorf("expire %s: %d holds still pending %v after the last was placed", ph.Name, pending, ph.Wait)
 	}
-	return ph, nil
+	return nil
 }
 
 // collectExpiry reads the phase's outcome from the database: the timeline
@@ -271,13 +297,15 @@ func expireRows(stack string, res expireResult) []Row {
 	var rows []Row
 	for _, ph := range res.Phases {
 		scen := fmt.Sprintf("expire %s %s", res.Mode, ph.Name)
+		if ph.Backlog != nil {
+			rows = append(rows, backlogRows(scen, stack, ph, res.Commit)...)
+			continue
+		}
 		row := func(metric string, v float64, unit string) Row {
 			return Row{Scenario: scen, Stack: stack, Metric: metric, Value: v, Unit: unit}
 		}
+		// Holds coming due in the same second are the backlog phase's.
 		spread := row("expire_at spread (placing took)", ph.Spread.Seconds(), "s")
-		if ph.Name == "burst" {
-			spread = spread.target("≤ 1 s (same second)", ph.Spread <= time.Second)
-		}
 		p99 := row("lateness p99", ms(ph.Lateness.P99), "ms").vs("raw queue p99", ms(res.Raw.Lateness.P99))
 		mx := row("lateness max", ms(ph.Lateness.Max), "ms").vs("raw queue max", ms(res.Raw.Lateness.Max))
 		if levels {

@@ -70,7 +70,9 @@ scenarios:
   place   N clients buy random 1-4 seats until a show sells out, in Rounds fresh shows;
           then checks that no seat is sold twice and Redis equals the DB seat by seat
   expire  Orders holds placed as fast as possible (burst), then Orders paced over
-          --spread; lateness of each cancel after its expire_at, drain time, hops
+          --spread; lateness of each cancel after its expire_at, drain time, hops;
+          then Orders holds left to come due while the server is stopped (backlog):
+          the drain rate after it starts again, beside the raw DB commit rate
   pay     PayOrders orders placed, then paid by signed callbacks at full speed with
           duplicates
   limits  raw Redis EVAL (lock.lua's shape), DB INSERT+COMMIT and queue send rates

@@ -46,6 +46,9 @@ type stack struct {
 	delays *delayedStores // --rtt: the proxies in front of the stores
 	shows  []int64
 	dropDB func(context.Context) error
+	env    []string // the child's whole environment, to start it again
+	starts int      // children started so far, each with a log of its own
+	failed bool     // a child did not stop cleanly: keep the dir and its logs
 }
 
 // Timeouts of the child's life cycle.
@@ -143,14 +146,38 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 		}
 	}
 	s.api = newAPIClient("http://"+addr, token, secret, o.Clients)
+	s.env = env
 	p.logf("starting seatflow serve (%s stack, delay mode %q, hold TTL %v) on %s", o.Stack, orDefault(string(cfg.mode), "default"), cfg.holdTTL, addr)
-	if s.child, err = startChild(filepath.Join(s.dir, "server.log"), env); err != nil {
-		return nil, err
-	}
-	if err = s.waitReady(ctx); err != nil {
+	if err = s.startServer(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// startServer starts the child on the stack's database, queue and port, and
+// waits until it is ready.
+func (s *stack) startServer(ctx context.Context) (err error) {
+	s.starts++
+	logName := "server.log"
+	if s.starts > 1 {
+		logName = fmt.Sprintf("server-%d.log", s.starts)
+	}
+	if s.child, err = startChild(filepath.Join(s.dir, logName), s.env); err != nil {
+		return err
+	}
+	return s.waitReady(ctx)
+}
+
+// stopServer stops the child as an orchestrator would (SIGTERM); what it
+// left in the database and the queue waits for startServer.
+func (s *stack) stopServer() error {
+	err := s.child.stop()
+	if err != nil {
+		err = fmt.Errorf("%w (server log: %s)", err, s.child.logPath)
+		s.failed = true
+	}
+	s.child = nil
+	return err
 }
 
 // waitReady polls /readyz until it answers 200, the child exits or readyWait passes.
@@ -193,7 +220,7 @@ func (s *stack) newShow(ctx context.Context, rows, cols int) (core.Show, []core.
 // server log, when the child failed).
 func (s *stack) close(ctx context.Context) error {
 	var errs []error
-	keepDir := false
+	keepDir := s.failed
 	if s.child != nil {
 		if err := s.child.stop(); err != nil {
 			errs = append(errs, fmt.Errorf("%w (server log: %s)", err, s.child.logPath))
