@@ -44,6 +44,7 @@ type Engine struct {
 	store     Store
 	seats     SeatStore
 	queue     DelayQueue
+	outbox    TxQueue // queue, when it writes messages in the store's transactions
 	clock     Clock
 	log       *slog.Logger
 	metrics   *Metrics
@@ -79,6 +80,7 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	if e.metrics == nil {
 		e.metrics = NewMetrics(nil)
 	}
+	e.outbox, _ = d.Queue.(TxQueue)
 	e.metrics.zeroHops(cfg.Delay)
 	if e.notify == nil {
 		e.notify = nopNotifier{}
@@ -221,7 +223,7 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 		}
 		return Order{}, err
 	}
-	err = e.placer.do(ctx, placement{ctx: ctx, o: &o, planVersion: planVersion, now: now})
+	err = e.placer.do(ctx, placement{ctx: ctx, o: &o, planVersion: planVersion, now: now, firstHop: firstHop})
 	if err != nil {
 		// Compensation: the order does not exist, so its Redis locks must go.
 		e.compensate(ctx, o, "place: releasing seats after a failed transaction", err)
@@ -235,7 +237,12 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	e.metrics.OrdersPlaced.Inc()
 	e.notify.SeatsChanged(o.ShowID, o.SeatIDs, SeatLocked, o.OrderNo)
 	// The order is committed: from here on nothing may fail the request.
-	e.sendTimeout(context.WithoutCancel(ctx), o.OrderNo, 1, firstHop, now)
+	if e.outbox != nil {
+		// Its timeout message committed with it (TxQueue).
+		e.metrics.RearmHops.WithLabelValues(fmt.Sprint(firstHop.Level)).Inc()
+	} else {
+		e.sendTimeout(context.WithoutCancel(ctx), o.OrderNo, 1, firstHop, now)
+	}
 	return o, nil
 }
 
@@ -308,7 +315,7 @@ func newOrderNo(now time.Time) string {
 // sendTimeout sends hop's message and records the outcome on the timeline.
 // It reports whether the message went out.
 func (e *Engine) sendTimeout(ctx context.Context, orderNo string, hop int, plan DelayPlan, now time.Time) bool {
-	msg := TimeoutMsg{OrderNo: orderNo, Hop: hop, DueAt: now.Add(plan.Delay), SentAt: now, TraceID: TraceID(ctx)}
+	msg := timeoutMsg(ctx, orderNo, hop, plan, now)
 	if err := e.queue.Send(ctx, msg, plan.Level, plan.Delay); err != nil {
 		e.metrics.TimeoutSendFail.Inc()
 		e.log.ErrorContext(ctx, "timeout message not sent; the expiry sweep will end the order",
@@ -318,11 +325,21 @@ func (e *Engine) sendTimeout(ctx context.Context, orderNo string, hop int, plan 
 		return false
 	}
 	e.metrics.RearmHops.WithLabelValues(fmt.Sprint(plan.Level)).Inc()
-	e.addEvent(ctx, Event{OrderNo: orderNo, At: now, Kind: EventTimeoutScheduled, Detail: map[string]any{
-		"hop": hop, "level": plan.Level, "delay_ms": plan.Delay.Milliseconds(),
-		"due_at": msg.DueAt.Format(time.RFC3339Nano),
-	}})
+	e.addEvent(ctx, scheduledEvent(msg, plan))
 	return true
+}
+
+// timeoutMsg is hop's timeout message of orderNo, sent at now.
+func timeoutMsg(ctx context.Context, orderNo string, hop int, plan DelayPlan, now time.Time) TimeoutMsg {
+	return TimeoutMsg{OrderNo: orderNo, Hop: hop, DueAt: now.Add(plan.Delay), SentAt: now, TraceID: TraceID(ctx)}
+}
+
+// scheduledEvent is the timeline entry of a timeout message that went out.
+func scheduledEvent(msg TimeoutMsg, plan DelayPlan) Event {
+	return Event{OrderNo: msg.OrderNo, At: msg.SentAt, Kind: EventTimeoutScheduled, Detail: map[string]any{
+		"hop": msg.Hop, "level": plan.Level, "delay_ms": plan.Delay.Milliseconds(),
+		"due_at": msg.DueAt.Format(time.RFC3339Nano),
+	}}
 }
 
 // addEvent writes a timeline entry outside any transaction, group-committed

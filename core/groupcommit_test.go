@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"seatflow/core"
@@ -214,6 +215,10 @@ type faultTx struct {
 	core.Tx
 	beforeEvents func() error // runs before the batch's event insert, the last statement before commit
 }
+
+// SQL lets the DB queue's outbox write in the wrapped transaction, so the
+// fault stays where it is injected.
+func (f faultTx) SQL() *sqlx.Tx { return f.Tx.(interface{ SQL() *sqlx.Tx }).SQL() }
 
 func (f faultTx) AddEvents(ctx context.Context, evs []core.Event) error {
 	if err := f.beforeEvents(); err != nil {

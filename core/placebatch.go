@@ -19,7 +19,8 @@ import (
 // free, a drawn code already in use) is rolled back and written order by
 // order, so one bad order never fails the others. Everything after the
 // commit (Redis, the timeout message) stays each caller's own, after do
-// returns.
+// returns; on a TxQueue (the DB queue) the first timeout message and its
+// event are rows of the same transaction instead.
 const (
 	placeWriters  = 4  // batches committing at once; more only queue for the same locks
 	placeMaxBatch = 64 // orders per transaction: the API's 64 clients in one
@@ -31,6 +32,7 @@ type placement struct {
 	o           *Order
 	planVersion int64
 	now         time.Time
+	firstHop    DelayPlan // the first timeout message, written with the order on a TxQueue
 }
 
 // errBatchConstraint rolls a batch back so its orders are written one by one.
@@ -53,16 +55,21 @@ func (e *Engine) writePlacements(ctx context.Context, batch []*gcJob[placement])
 		}
 		return
 	}
-	var live []*gcJob[placement]
+	var (
+		live []*gcJob[placement]
+		wake func()
+	)
 	err := e.store.InTx(ctx, func(tx Tx) error {
+		wake = func() {}
 		var err error
 		if live, err = e.checkSales(ctx, tx, batch); err != nil || len(live) == 0 {
 			return err
 		}
 		orders := make([]Order, len(live))
-		events := make([]Event, len(live))
+		ps := make([]placement, len(live))
+		events := make([]Event, len(live), 2*len(live))
 		for i, j := range live {
-			orders[i] = *j.v.o
+			orders[i], ps[i] = *j.v.o, j.v
 			events[i] = placedEvent(j.v.ctx, orders[i], j.v.now)
 		}
 		err = tx.InsertOrders(ctx, orders)
@@ -73,6 +80,9 @@ func (e *Engine) writePlacements(ctx context.Context, batch []*gcJob[placement])
 			return errBatchConstraint
 		}
 		if err != nil {
+			return err
+		}
+		if wake, events, err = e.queueTimeouts(ctx, tx, ps, events); err != nil {
 			return err
 		}
 		return tx.AddEvents(ctx, events)
@@ -92,7 +102,28 @@ func (e *Engine) writePlacements(ctx context.Context, batch []*gcJob[placement])
 		}
 		return
 	}
+	wake()
 	e.metrics.GroupCommitBatch.WithLabelValues(WriterPlace).Observe(float64(len(live)))
+}
+
+// queueTimeouts writes, on a TxQueue, the first timeout message of each of
+// ps in tx and appends their timeout_scheduled events to events. wake is
+// for after the commit; without a TxQueue it does nothing and the messages
+// are sent after the commit (Place).
+func (e *Engine) queueTimeouts(ctx context.Context, tx Tx, ps []placement, events []Event) (wake func(), _ []Event, err error) {
+	if e.outbox == nil {
+		return func() {}, events, nil
+	}
+	msgs := make([]QueuedMsg, len(ps))
+	for i, p := range ps {
+		msg := timeoutMsg(p.ctx, p.o.OrderNo, 1, p.firstHop, p.now)
+		msgs[i] = QueuedMsg{Msg: msg, Level: p.firstHop.Level, Delay: p.firstHop.Delay}
+		events = append(events, scheduledEvent(msg, p.firstHop))
+	}
+	if wake, err = e.outbox.SendTx(ctx, tx, msgs); err != nil {
+		return nil, nil, err
+	}
+	return wake, events, nil
 }
 
 // checkSales runs CheckShowSale for a batch: once per show and plan version
@@ -157,7 +188,8 @@ func saleRefused(err error) bool {
 
 // recordPlacement writes one order in a transaction of its own.
 func (e *Engine) recordPlacement(p placement) error {
-	return e.store.InTx(p.ctx, func(tx Tx) error {
+	var wake func()
+	err := e.store.InTx(p.ctx, func(tx Tx) error {
 		if err := tx.CheckShowSale(p.ctx, p.o.ShowID, p.planVersion, p.now); err != nil {
 			return err
 		}
@@ -167,8 +199,20 @@ func (e *Engine) recordPlacement(p placement) error {
 		if err := tx.InsertOrderSeats(p.ctx, *p.o); err != nil {
 			return err
 		}
-		return tx.AddEvent(p.ctx, placedEvent(p.ctx, *p.o, p.now))
+		var (
+			events []Event
+			err    error
+		)
+		if wake, events, err = e.queueTimeouts(p.ctx, tx, []placement{p}, []Event{placedEvent(p.ctx, *p.o, p.now)}); err != nil {
+			return err
+		}
+		return tx.AddEvents(p.ctx, events)
 	})
+	if err != nil {
+		return err
+	}
+	wake()
+	return nil
 }
 
 func placedEvent(ctx context.Context, o Order, now time.Time) Event {

@@ -160,6 +160,27 @@ type DelayQueue interface {
 	Close() error
 }
 
+// TxQueue is a DelayQueue that keeps its messages in the store's own
+// database (the DB queue). The engine writes a new order's first timeout
+// message in the order's own transaction, so the order and its message
+// commit together (a transactional outbox): no crash or failed send can
+// leave a hold without its timeout, and the placement saves a write.
+type TxQueue interface {
+	DelayQueue
+	// SendTx writes msgs in tx, which must be a transaction of the store on
+	// the queue's database. Once tx has committed, the caller runs wake so
+	// the consumer looks for them on time.
+	SendTx(ctx context.Context, tx Tx, msgs []QueuedMsg) (wake func(), err error)
+}
+
+// QueuedMsg is one Send of a batch: msg after level, or after delay when
+// level is 0.
+type QueuedMsg struct {
+	Msg   TimeoutMsg
+	Level int
+	Delay time.Duration
+}
+
 // Notifier hears about seat changes after they happen (the live seat map).
 type Notifier interface {
 	SeatsChanged(showID int64, seatIDs []string, state SeatState, orderNo string)

@@ -369,3 +369,8 @@ func placeholders(rows, cols int) string {
 	tuple := "(" + strings.Repeat("?, ", cols-1) + "?)"
 	return strings.Repeat(tuple+", ", rows-1) + tuple
 }
+
+// SQL is the transaction itself, for an adapter that keeps its rows in the
+// same database and writes them with the order (the DB queue's outbox,
+// core.TxQueue).
+func (t *tx) SQL() *sqlx.Tx { return t.x }

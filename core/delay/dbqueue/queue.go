@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,6 +206,38 @@ func (q *Queue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay 
 	}
 	q.wakeBy(due)
 	return nil
+}
+
+// SendTx is Send for many messages inside the caller's transaction
+// (core.TxQueue): one multi-row INSERT that commits or rolls back with it.
+// tx must come from core/store on this queue's database.
+func (q *Queue) SendTx(ctx context.Context, tx core.Tx, msgs []core.QueuedMsg) (func(), error) {
+	sx, ok := tx.(interface{ SQL() *sqlx.Tx })
+	if !ok {
+		return nil, fmt.Errorf("dbqueue: send in a %T: not a transaction on a database", tx)
+	}
+	if len(msgs) == 0 {
+		return func() {}, nil
+	}
+	now := q.opts.Clock.Now()
+	first := int64(math.MaxInt64)
+	args := make([]any, 0, 5*len(msgs))
+	for _, m := range msgs {
+		d, err := q.delayFor(m.Level, m.Delay)
+		if err != nil {
+			return nil, fmt.Errorf("dbqueue: send %s hop %d: %w", m.Msg.OrderNo, m.Msg.Hop, err)
+		}
+		due := ceilMilli(now.Add(d))
+		first = min(first, due)
+		args = append(args, m.Msg.OrderNo, m.Msg.Hop, m.Msg.TraceID, due, now.UnixMilli())
+	}
+	tuple := "(?, ?, ?, ?, ?)"
+	_, err := sx.SQL().ExecContext(ctx, `INSERT INTO delay_task (order_no, hop, trace_id, due_at, created_at) VALUES `+
+		tuple+strings.Repeat(", "+tuple, len(msgs)-1), args...)
+	if err != nil {
+		return nil, fmt.Errorf("dbqueue: send %d in a transaction: insert: %w", len(msgs), err)
+	}
+	return func() { q.wakeBy(first) }, nil
 }
 
 func (q *Queue) delayFor(level int, delay time.Duration) (time.Duration, error) {
