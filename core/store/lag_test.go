@@ -108,6 +108,8 @@ func TestOpsQueryPlans(t *testing.T) {
 			// Closed after the window's start: none of the seeded rows.
 			{"OverdueAt closed", overdueAtSQL(1, false), []any{ms(now), ms(now), ms(now)},
 				ix("idx_status_closed", "order_info_idx_status_closed")},
+			{"OpenDiscrepancyAges", discrepancyAgesSQL(3), []any{ms(now), ms(now), DiscrepancyOpen},
+				ix("idx_status_created", "discrepancy_idx_status_created")},
 			{"DiscrepancyCases", `SELECT ` + caseCols + ` FROM discrepancy WHERE state IN (?) ORDER BY created_at, id LIMIT ? OFFSET ?`,
 				[]any{string(core.CaseOpen), 50, 0}, ix("idx_state_created", "discrepancy_idx_state_created")},
 			{"CaseHistory", `SELECT id FROM discrepancy_event WHERE discrepancy_id = ? ORDER BY id`, []any{1},
