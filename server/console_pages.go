@@ -146,8 +146,20 @@ func (cn *console) holds(c echo.Context) error {
 	if q.Sort != "created" {
 		q.Sort = "expire"
 	}
-	orders, total, err := cn.DB.PendingOrders(ctx, store.PendingQuery{Search: q.Search, ShowID: q.ShowID,
-		UserID: q.UserID, Sort: q.Sort, Limit: holdsPageSize, Offset: (q.Page - 1) * holdsPageSize})
+	pq := store.PendingQuery{Search: q.Search, ShowID: q.ShowID,
+		UserID: q.UserID, Sort: q.Sort, Limit: holdsPageSize, Offset: (q.Page - 1) * holdsPageSize}
+	// The dashboard's cards link here for the holds they count.
+	now := cn.Clock.Now()
+	switch q.Due = c.QueryParam("due"); q.Due {
+	case "":
+	case web.DueSoon:
+		pq.ExpireFrom, pq.ExpireTo = now, now.Add(web.ExpiringWindow)
+	case web.DueOverdue:
+		pq.ExpireTo = now
+	default:
+		return errBadRequest
+	}
+	orders, total, err := cn.DB.PendingOrders(ctx, pq)
 	if err != nil {
 		return err
 	}

@@ -127,8 +127,20 @@ type HoldsQuery struct {
 	ShowID int64
 	UserID int64
 	Sort   string // expire | created
+	Due    string // "", DueSoon or DueOverdue
 	Page   int    // from 1
 }
+
+// The holds list's due filter: expiring within ExpiringWindow, or pending
+// past their expiry.
+const (
+	DueSoon    = "soon"
+	DueOverdue = "overdue"
+)
+
+// ExpiringWindow is how far ahead "expiring soon" looks (the holds list's
+// DueSoon, the box office's dashboard); the texts say 5 minutes.
+const ExpiringWindow = 5 * time.Minute
 
 // Values is q as URL query parameters, with page replaced.
 func (q HoldsQuery) Values(page int) string {
@@ -144,6 +156,9 @@ func (q HoldsQuery) Values(page int) string {
 	}
 	if q.Sort != "" && q.Sort != "expire" {
 		v.Set("sort", q.Sort)
+	}
+	if q.Due != "" {
+		v.Set("due", q.Due)
 	}
 	if page > 1 {
 		v.Set("page", strconv.Itoa(page))
