@@ -32,6 +32,8 @@ type ReconcileRunner interface {
 	Run(ctx context.Context, id int64) (web.ReconcileRun, error)
 	RunNow(ctx context.Context) (web.ReconcileRun, error)
 	DryRun(ctx context.Context) (web.ReconcileRun, error)
+	// LastFullRun is the newest run that was not a sweep; false if none.
+	LastFullRun(ctx context.Context) (web.ReconcileRun, bool, error)
 }
 
 // ConsoleDeps is what the console is built from. Reconcile may be nil (the
@@ -49,6 +51,9 @@ type ConsoleDeps struct {
 	// ClockOffset is this instance's clock offset to the database, for the
 	// dashboard; nil shows none.
 	ClockOffset func() (time.Duration, bool)
+	// ClockLimit is SEATFLOW_MAX_CLOCK_SKEW, the dashboard's threshold of
+	// the offset; 0 shows none.
+	ClockLimit time.Duration
 	// SessionIdle ends a session unused this long; 0 is
 	// core.DefaultSessionIdle.
 	SessionIdle time.Duration

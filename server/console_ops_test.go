@@ -316,7 +316,10 @@ func TestConsoleRaceView(t *testing.T) {
 func TestConsoleDashboardCharts(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := t.Context()
+	// Half a minute past a minute, so each span below stays in one minute.
 	now := env.clock.Now()
+	env.clock.Advance(now.Truncate(time.Minute).Add(90 * time.Second).Sub(now))
+	now = env.clock.Now()
 	clock := stacktest.NewClock(now.Add(-50 * time.Minute))
 	eng := env.stack.Engine(t, core.Config{HoldTTL: 10 * time.Minute}, clock)
 	place := func(seat string) core.Order {
@@ -338,7 +341,7 @@ func TestConsoleDashboardCharts(t *testing.T) {
 	if _, err := eng.CancelAndRelease(ctx, core.CancelRequest{OrderNo: b.OrderNo, Reason: core.ReasonReconcile, Actor: core.ActorSweep}); err != nil {
 		t.Fatal(err)
 	}
-	// Placed at -30m, expired at -20m, still pending: overdue for 4 samples.
+	// Placed at -30m, expired at -20m, still pending.
 	place("A-3")
 
 	page := env.login(core.RoleOps).do("GET", "/console/", nil, nil).Body.String()
@@ -349,14 +352,17 @@ func TestConsoleDashboardCharts(t *testing.T) {
 			t.Errorf("lag chart lacks %q:\n%s", want, lag)
 		}
 	}
+	// The minutes of the hour, the current one too; at 1: the minute of
+	// the timed-out hold's 1.2 s, the swept one's 20 s, and the 21 minutes
+	// since A-3 expired, its own and the current one included.
 	overdue := regexp.MustCompile(`(?s)<svg class="chart" id="overdue-chart".*?</svg>`).FindString(page)
-	if n := strings.Count(overdue, "<circle"); n != 13 {
-		t.Errorf("overdue chart has %d points, want 13 (every 5 minutes over the hour)", n)
+	if n := strings.Count(overdue, "<circle"); n != 61 {
+		t.Errorf("overdue chart has %d points, want 61: one per minute of the hour and the current one", n)
 	}
-	if n := len(regexp.MustCompile(`: 1</title>`).FindAllString(overdue, -1)); n != 4 {
-		t.Errorf("overdue chart shows 1 at %d points, want 4 (-15m to now):\n%s", n, overdue)
+	if n := len(regexp.MustCompile(`: 1</title>`).FindAllString(overdue, -1)); n != 23 {
+		t.Errorf("overdue chart shows 1 in %d minutes, want 23:\n%s", n, overdue)
 	}
-	if !strings.Contains(page, "every 5 minutes; now: 1.") {
+	if !strings.Contains(page, "per minute; now: 1.") {
 		t.Error("dashboard does not say 1 hold is overdue now")
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -55,81 +54,6 @@ func note(c echo.Context, name string) string {
 	return truncate(strings.TrimSpace(c.FormValue(name)), maxNoteLen)
 }
 
-func (cn *console) dashboard(c echo.Context) error {
-	ctx := c.Request().Context()
-	counts, err := cn.DB.OrderCounts(ctx, cn.Clock.Now().Add(-time.Hour))
-	if err != nil {
-		return err
-	}
-	// One page of open discrepancies is plenty to count: past it the card
-	// says "500+" and ops open the list.
-	const countUpTo = 500
-	open, err := cn.DB.Discrepancies(ctx, store.DiscrepancyOpen, countUpTo, 0)
-	if err != nil {
-		return err
-	}
-	d := web.DashboardData{Counts: counts, OpenDiscrepancies: len(open),
-		MoreDiscrepancies: len(open) == countUpTo, Reconcile: cn.Reconcile != nil}
-	if cn.ClockOffset != nil {
-		d.ClockOffset, d.ClockMeasured = cn.ClockOffset()
-	}
-	if d.Lag, d.Overdue, err = cn.expiryCharts(ctx); err != nil {
-		return err
-	}
-	if cn.Reconcile != nil {
-		// The newest run worth reading: an empty sweep every 30 s must not
-		// hide a full run that found something (one every 5 min by default:
-		// 50 runs reach back past it).
-		runs, err := cn.Reconcile.RecentRuns(ctx, 50)
-		if err != nil {
-			// The rest of the dashboard is still worth showing.
-			cn.Logger.WarnContext(ctx, "console: reading reconcile runs", "err", err)
-		}
-		for i := range runs {
-			if !runs[i].EmptySweep() || i == len(runs)-1 {
-				d.LastRun = &runs[i]
-				break
-			}
-		}
-	}
-	return render(c, http.StatusOK, web.DashboardPage(cn.page(c, "dashboard.title", web.NavDashboard), d))
-}
-
-// The dashboard's expiry charts: the last hour, the overdue count every
-// 5 minutes, the lag in the buckets of the Prometheus histogram.
-const (
-	chartWindow = time.Hour
-	chartStep   = 5 * time.Minute
-)
-
-// expiryCharts reads the expiry-lag histogram and the overdue series of the
-// last hour from the database: both are facts of the order rows, so every
-// instance draws the same charts and a restart loses no history.
-func (cn *console) expiryCharts(ctx context.Context) (web.LagChart, []web.OverduePoint, error) {
-	now := cn.Clock.Now()
-	bounds := make([]time.Duration, len(core.ExpiryLagBuckets))
-	for i, b := range core.ExpiryLagBuckets {
-		bounds[i] = time.Duration(b * float64(time.Second))
-	}
-	lag, err := cn.DB.ExpiryLag(ctx, now.Add(-chartWindow), bounds)
-	if err != nil {
-		return web.LagChart{}, nil, err
-	}
-	var ts []time.Time
-	for t := now.Add(-chartWindow); !t.After(now); t = t.Add(chartStep) {
-		ts = append(ts, t)
-	}
-	counts, err := cn.DB.OverdueAt(ctx, ts)
-	if err != nil {
-		return web.LagChart{}, nil, err
-	}
-	points := make([]web.OverduePoint, len(ts))
-	for i, t := range ts {
-		points[i] = web.OverduePoint{At: t, N: counts[i]}
-	}
-	return web.LagChart{Bounds: bounds, Counts: lag}, points, nil
-}
-
 func (cn *console) holds(c echo.Context) error {
 	ctx := c.Request().Context()
 	q := web.HoldsQuery{Search: strings.TrimSpace(c.QueryParam("q")), Sort: c.QueryParam("sort")}
@@ -146,8 +70,20 @@ func (cn *console) holds(c echo.Context) error {
 	if q.Sort != "created" {
 		q.Sort = "expire"
 	}
-	orders, total, err := cn.DB.PendingOrders(ctx, store.PendingQuery{Search: q.Search, ShowID: q.ShowID,
-		UserID: q.UserID, Sort: q.Sort, Limit: holdsPageSize, Offset: (q.Page - 1) * holdsPageSize})
+	pq := store.PendingQuery{Search: q.Search, ShowID: q.ShowID,
+		UserID: q.UserID, Sort: q.Sort, Limit: holdsPageSize, Offset: (q.Page - 1) * holdsPageSize}
+	// The dashboard's cards link here for the holds they count.
+	now := cn.Clock.Now()
+	switch q.Due = c.QueryParam("due"); q.Due {
+	case "":
+	case web.DueSoon:
+		pq.ExpireFrom, pq.ExpireTo = now, now.Add(web.ExpiringWindow)
+	case web.DueOverdue:
+		pq.ExpireTo = now
+	default:
+		return errBadRequest
+	}
+	orders, total, err := cn.DB.PendingOrders(ctx, pq)
 	if err != nil {
 		return err
 	}

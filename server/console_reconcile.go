@@ -22,6 +22,14 @@ func (a consoleReconcile) RecentRuns(ctx context.Context, limit int) ([]web.Reco
 	return out, nil
 }
 
+func (a consoleReconcile) LastFullRun(ctx context.Context) (web.ReconcileRun, bool, error) {
+	run, ok, err := a.r.LastFullRun(ctx)
+	if err != nil || !ok {
+		return web.ReconcileRun{}, false, err
+	}
+	return webRun(run), true, nil
+}
+
 // RunNow outlives the request: closing the browser tab must not abort a
 // run that is repairing orders.
 func (a consoleReconcile) RunNow(ctx context.Context) (web.ReconcileRun, error) {

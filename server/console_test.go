@@ -231,6 +231,17 @@ func (f *fakeRunner) RecentRuns(_ context.Context, limit int) ([]web.ReconcileRu
 	return out, nil
 }
 
+func (f *fakeRunner) LastFullRun(context.Context) (web.ReconcileRun, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := len(f.runs) - 1; i >= 0; i-- {
+		if f.runs[i].Trigger != "sweep" {
+			return f.runs[i], true, nil
+		}
+	}
+	return web.ReconcileRun{}, false, nil
+}
+
 func (f *fakeRunner) RunNow(context.Context) (web.ReconcileRun, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -119,6 +119,12 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	if err := a.app.DB.X().GetContext(t.Context(), &runID, `SELECT id FROM reconcile_run ORDER BY id LIMIT 1`); err != nil {
 		t.Fatalf("the reconcile run: %v", err)
 	}
+	// The box office's dashboard lists the holds expiring within 5
+	// minutes: bring one that close.
+	if _, err := a.app.DB.X().ExecContext(t.Context(), `UPDATE order_info SET expire_at = ? WHERE order_no = ?`,
+		time.Now().Add(3*time.Minute).UnixMilli(), pending); err != nil {
+		t.Fatal(err)
+	}
 	// A map taller than the phone's screen, so that the seat panel has to
 	// be held at its bottom.
 	tall := bb.createGridShow("Tall Show", 30, 10)
@@ -217,7 +223,11 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 				if got := evalIn[string](b, "lang", `document.documentElement.lang`); got != string(lang) {
 					t.Fatalf("%s as %s: page in %q, want %q", p.name, role, got, lang)
 				}
-				check(b, p.name, string(lang), a11yWidths...)
+				name := p.name
+				if name == "dashboard" && !role.Can(core.ActReconcile) {
+					name = "dashboard-box-office" // a view of its own (web.Page.BoxOfficeView)
+				}
+				check(b, name, string(lang), a11yWidths...)
 				switch p.name {
 				case "dashboard":
 					// The phone's menu: the button opens the nav and the

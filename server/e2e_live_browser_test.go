@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,10 +40,11 @@ func (b tab) doneAt(what string) time.Time {
 
 // TestLivePagesInBrowser: an open seat panel, the holds list and an order
 // page follow a payment callback without a reload, each within 1 s of the
-// callback's return; with the server gone, every page turns stale (greyed
-// out, inert, a banner naming the time, in the page's language) within
-// 5 s; once a server listens again, the pages fetch themselves again and
-// the banner goes.
+// callback's return, and the dashboard within its 2 s between fetches and
+// 1 s; with the server gone, every page turns stale (greyed out, inert, a
+// banner naming the time, in the page's language) within 5 s; once a
+// server listens again, the pages fetch themselves again and the banner
+// goes.
 func TestLivePagesInBrowser(t *testing.T) {
 	bb := startBoxOfficeBrowser(t)
 	a := bb.a
@@ -74,7 +76,12 @@ func TestLivePagesInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`html[lang="zh-CN"] #order-status.status-pending`)),
 	)
 
-	all := []tab{seats, holds, order}
+	dash := bb.tab("dashboard", core.RoleBoxOffice)
+	dash.do("open the dashboard", chromedp.Navigate(bb.url+"/console/"), chromedp.WaitVisible(chromedp.ID("seats-left")))
+	left := func() string { return dash.text(fmt.Sprintf("#left-%d .left", a.show.ID)) }
+	heldLeft := left()
+
+	all := []tab{seats, holds, order, dash}
 	for _, b := range all {
 		b.waitJS("the live stream", `document.body.dataset.liveState === 'live'`)
 		b.do("mark the document", chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
@@ -83,14 +90,19 @@ func TestLivePagesInBrowser(t *testing.T) {
 	seats.watchFor("the panel to say sold", same+`document.querySelector('#seat-panel .seat-state.sold') && !document.querySelector('#seat-panel .countdown') && !document.querySelector('#seat-panel #cancel-form')`)
 	holds.watchFor("the paid hold to leave", same+fmt.Sprintf(`!document.getElementById('hold-%s') && document.getElementById('hold-%s') && document.getElementById('holds-total').textContent.trim() === '1 in all'`, toPayNo, stays))
 	order.watchFor("the order to say paid", same+`document.querySelector('#order-status.status-paid') && !document.getElementById('cancel-form')`)
+	dash.watchFor("one hold pending", same+`document.getElementById('stat-pending').textContent.trim() === '1'`)
 
 	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-live","amount_cents":%v}`, toPayNo, toPay["amount_cents"])); rec.Code != http.StatusOK {
 		t.Fatalf("payment callback: %d %s", rec.Code, rec.Body)
 	}
 	paid := time.Now()
 	for _, b := range all {
-		if took := b.doneAt("the payment").Sub(paid); took > time.Second {
-			t.Errorf("%s: changed %v after the callback returned, want within 1s", b.name, took)
+		within := time.Second
+		if b.name == dash.name {
+			within += 2 * time.Second // data-live-min: a busy box office's changes share a fetch
+		}
+		if took := b.doneAt("the payment").Sub(paid); took > within {
+			t.Errorf("%s: changed %v after the callback returned, want within %v", b.name, took, within)
 		} else {
 			t.Logf("%s: changed %v after the callback returned", b.name, took)
 		}
@@ -125,7 +137,8 @@ func TestLivePagesInBrowser(t *testing.T) {
 	for _, c := range []struct {
 		b   tab
 		ids []string
-	}{{seats, []string{"seat-live", "seat-panel-live"}}, {holds, []string{"holds-live", "holds-total"}}, {order, []string{"order-live"}}} {
+	}{{seats, []string{"seat-live", "seat-panel-live"}}, {holds, []string{"holds-live", "holds-total"}}, {order, []string{"order-live"}},
+		{dash, []string{"dashboard-live"}}} {
 		for _, id := range c.ids {
 			if ok, err := chromedp.Run(c.b.ctx, chromedp.Evaluate[bool](fmt.Sprintf(
 				`(function (el) { return el.inert && el.classList.contains('stale') && getComputedStyle(el).opacity < 1 })(document.getElementById(%q))`, id))); err != nil || !ok {
@@ -139,6 +152,7 @@ func TestLivePagesInBrowser(t *testing.T) {
 	holds.screenshot("live-03-holds-stale")
 	seats.screenshot("live-04-seat-map-stale")
 	order.screenshot("live-05-order-stale-zh")
+	dash.screenshot("live-06-dashboard-stale")
 
 	// A hold placed meanwhile is on the list once a server listens again.
 	late := a.place(63, "C-3")["order_no"].(string)
@@ -154,5 +168,10 @@ func TestLivePagesInBrowser(t *testing.T) {
 	seats.waitJS("the seat map live again", `document.body.dataset.liveState === 'live' && !document.getElementById('seat-live').inert && document.getElementById('seat-C-3').classList.contains('locked')`)
 	if got := holds.text("#holds-total"); !strings.Contains(got, "2 in all") {
 		t.Errorf("holds total after reconnecting %q, want 2 in all", got)
+	}
+	dash.waitJS("the dashboard live again, with the hold placed while stale",
+		`document.body.dataset.liveState === 'live' && !document.getElementById('dashboard-live').inert && document.getElementById('stat-pending').textContent.trim() === '2'`)
+	if n, err := strconv.Atoi(heldLeft); err != nil || left() != strconv.Itoa(n-1) {
+		t.Errorf("seats left after a hold placed while stale: %s, want one less than %s", left(), heldLeft)
 	}
 }

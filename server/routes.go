@@ -67,7 +67,7 @@ func (s *Server) routes() {
 	cd := ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger, Refunds: s.refunds,
 		SessionIdle: s.cfg.SessionIdle, SecondFactor: s.cfg.RequireSecondFactor}
 	if s.skew != nil {
-		cd.ClockOffset = s.skew.Offset
+		cd.ClockOffset, cd.ClockLimit = s.skew.Offset, s.cfg.MaxClockSkew
 	}
 	RegisterConsole(e, cd)
 }

@@ -11,30 +11,35 @@ import (
 	"seatflow/core"
 )
 
-// DashboardData is the dashboard's numbers.
+// DashboardData is the dashboard's numbers. Box office and manager
+// (BoxOfficeView) get the holds about to expire and the seats left; ops
+// and admin (OpsView) the health of the stack and of expiry. What a role
+// does not see is not read.
 type DashboardData struct {
-	Counts            map[string]int // pending now; placed, paid, cancelled, expired in the last hour
-	OpenDiscrepancies int
-	MoreDiscrepancies bool // OpenDiscrepancies is a lower bound
-	Reconcile         bool // whether a reconcile runner is wired in
-	LastRun           *ReconcileRun
-	Lag               LagChart       // expiry lag of the last hour
-	Overdue           []OverduePoint // overdue orders over the last hour, oldest first
-	// ClockOffset is this instance's clock minus the database's, once
-	// ClockMeasured.
-	ClockOffset   time.Duration
+	Counts    map[string]int // pending now; placed, paid, cancelled, expired in the last hour
+	Reconcile bool           // whether a reconcile runner is wired in
+
+	// Box office.
+	Expiring      []core.Order // the soonest of the holds expiring within ExpiringWindow
+	ExpiringTotal int
+	Shows         []core.ShowSummary // on sale, soonest first
+
+	// Ops.
+	Health        []HealthCheck
+	ClockOffset   time.Duration // this instance's clock minus the database's, once ClockMeasured
 	ClockMeasured bool
+	ClockLimit    time.Duration // SEATFLOW_MAX_CLOCK_SKEW; 0: none
+	Lag           LagChart      // expiry lag of the last hour
+	Overdue       []OverduePoint
+	OverdueNow    int
+	Discrepancies []DiscrepancyAge // open ones, by age
+	DeadLetters   int
+	LastRun       *ReconcileRun // the newest run worth reading
+	LastSweep     *ReconcileRun // the newest run, when it is an empty sweep
 }
 
-// OverdueNow is the latest overdue count.
-func (d DashboardData) OverdueNow() int {
-	if len(d.Overdue) == 0 {
-		return 0
-	}
-	return d.Overdue[len(d.Overdue)-1].N
-}
-
-// OverduePoint is how many orders were pending past their expiry at At.
+// OverduePoint is the most orders pending past their expiry at once in
+// the minute from At.
 type OverduePoint struct {
 	At time.Time
 	N  int
@@ -127,8 +132,20 @@ type HoldsQuery struct {
 	ShowID int64
 	UserID int64
 	Sort   string // expire | created
+	Due    string // "", DueSoon or DueOverdue
 	Page   int    // from 1
 }
+
+// The holds list's due filter: expiring within ExpiringWindow, or pending
+// past their expiry.
+const (
+	DueSoon    = "soon"
+	DueOverdue = "overdue"
+)
+
+// ExpiringWindow is how far ahead "expiring soon" looks (the holds list's
+// DueSoon, the box office's dashboard); the texts say 5 minutes.
+const ExpiringWindow = 5 * time.Minute
 
 // Values is q as URL query parameters, with page replaced.
 func (q HoldsQuery) Values(page int) string {
@@ -144,6 +161,9 @@ func (q HoldsQuery) Values(page int) string {
 	}
 	if q.Sort != "" && q.Sort != "expire" {
 		v.Set("sort", q.Sort)
+	}
+	if q.Due != "" {
+		v.Set("due", q.Due)
 	}
 	if page > 1 {
 		v.Set("page", strconv.Itoa(page))

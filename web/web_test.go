@@ -124,6 +124,7 @@ func TestHoldsQueryValues(t *testing.T) {
 		{HoldsQuery{}, 1, ""},
 		{HoldsQuery{Sort: "expire"}, 2, "?page=2"},
 		{HoldsQuery{Search: "SF 1&x", ShowID: 3, UserID: 9, Sort: "created"}, 3, "?page=3&q=SF+1%26x&show=3&sort=created&user=9"},
+		{HoldsQuery{Due: DueSoon}, 1, "?due=soon"},
 	} {
 		if got := c.q.Values(c.page); got != c.want {
 			t.Errorf("%+v.Values(%d) = %q, want %q", c.q, c.page, got, c.want)

@@ -342,6 +342,23 @@ func (r *Reconciler) Runs(ctx context.Context, limit int) ([]Run, error) {
 	return out, nil
 }
 
+// LastFullRun returns the newest stored run that was not a sweep, and
+// false if there is none.
+func (r *Reconciler) LastFullRun(ctx context.Context) (Run, bool, error) {
+	row, ok, err := r.deps.DB.LastReconcileRunExcept(ctx, TriggerSweep)
+	if err != nil {
+		return Run{}, false, fmt.Errorf("reconcile: %w", err)
+	}
+	if !ok {
+		return Run{}, false, nil
+	}
+	run, err := decodeRun(row)
+	if err != nil {
+		return Run{}, false, err
+	}
+	return run, true, nil
+}
+
 // RunByID returns the stored run with this id, or ErrRunNotFound.
 func (r *Reconciler) RunByID(ctx context.Context, id int64) (Run, error) {
 	row, err := r.deps.DB.ReconcileRunByID(ctx, id)

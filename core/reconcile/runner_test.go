@@ -167,6 +167,15 @@ func TestRunsAreStored(t *testing.T) {
 		if _, err := f.rec.RunOnce(ctx, "cron", false); core.ErrorKind(err) != core.KindInvalid {
 			t.Errorf("RunOnce with an unknown trigger: %v, want invalid", err)
 		}
+		// The last full run, decoded, past the sweeps after it.
+		for range 3 {
+			if _, err := f.rec.RunOnce(ctx, reconcile.TriggerSweep, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if full, ok, err := f.rec.LastFullRun(ctx); err != nil || !ok || !reflect.DeepEqual(full, runs[0]) {
+			t.Errorf("LastFullRun = %+v, %v, %v; want %+v", full, ok, err, runs[0])
+		}
 	})
 }
 

@@ -73,6 +73,16 @@ func (db *DB) DeadLetters(ctx context.Context, limit int) ([]core.DeadLetter, er
 	return out, nil
 }
 
+// DeadLetterCount counts the dead letters waiting for ops (a retried or
+// discarded one is deleted).
+func (db *DB) DeadLetterCount(ctx context.Context) (int, error) {
+	var n int
+	if err := db.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM dead_letter`); err != nil {
+		return 0, dbErr(err, "count dead letters")
+	}
+	return n, nil
+}
+
 // DeadLetter returns one dead letter by id.
 func (db *DB) DeadLetter(ctx context.Context, id int64) (core.DeadLetter, error) {
 	var r deadLetterRow

@@ -12,8 +12,8 @@ import (
 
 // TestDeadLetterStoreDuplicateDLQDelivery: a broker message delivered twice
 // from the DLQ is stored once (uk_msg_key), DB-queue dead letters (no key)
-// are all kept, the list is newest first, a long error is cut, and a
-// delete wins once.
+// are all kept, the list is newest first, a long error is cut, a delete
+// wins once and the count is of those left.
 func TestDeadLetterStoreDuplicateDLQDelivery(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
@@ -68,6 +68,10 @@ func TestDeadLetterStoreDuplicateDLQDelivery(t *testing.T) {
 		}
 		if _, err := db.DeadLetter(ctx, id); !errors.Is(err, core.ErrDeadLetterNotFound) {
 			t.Errorf("deleted dead letter: %v, want ErrDeadLetterNotFound", err)
+		}
+		// The dashboard's count: the ones still waiting for ops.
+		if n, err := db.DeadLetterCount(ctx); err != nil || n != 2 {
+			t.Errorf("DeadLetterCount after a delete = %d, %v; want 2", n, err)
 		}
 	})
 }

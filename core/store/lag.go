@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -75,64 +77,81 @@ func (db *DB) ExpiryLag(ctx context.Context, since time.Time, bounds []time.Dura
 	return out, nil
 }
 
-// The rows that can have been overdue at a time t within a window: the
-// orders pending now that expired before t (range on idx_status_expire),
-// and the orders closed after t, hence after the window's start (ranges on
-// idx_status_closed); the CASE of each time keeps the ones overdue at it.
+// The spans during which orders were pending past their expiry, from
+// expire_at to closed_at (open at both ends: expire_at < t < closed_at),
+// that reach into a window: the orders pending now that expired before its
+// end (range on idx_status_expire), and the orders closed after its start
+// that had expired by then (range on idx_status_closed). A refunded order
+// keeps its payment's closed_at, so a late payment refunded since counts.
 const (
-	overduePendingCond = `status = 0 AND expire_at < ?`
-	overdueClosedCond  = `status IN (1, 2) AND closed_at > ?`
+	overduePendingSQL = `SELECT expire_at FROM order_info WHERE status = 0 AND expire_at < ?`
+	overdueClosedSQL  = `SELECT expire_at, closed_at FROM order_info
+ WHERE status IN (1, 2, 3) AND closed_at > ? AND expire_at < closed_at AND expire_at < ?`
 )
 
-// overdueAtSQL is one query counting, for each of points times, the rows
-// of one set that were overdue then. Pending rows close in the future, so
-// their count reads expire_at alone (one argument per time), which the index
-// holds; closed rows must also not have closed yet (two arguments per time).
-func overdueAtSQL(points int, pending bool) string {
-	when, cond := "expire_at < ? AND closed_at > ?", overdueClosedCond
-	if pending {
-		when, cond = "expire_at < ?", overduePendingCond
+// OverdueMax returns, for each step of [from, to) (the last one may end at
+// to), the most orders that were pending past their expiry at any one
+// instant of it: the overdue gauge's history, reconstructed from the rows
+// rather than sampled, so 23 holds overdue for 30 s show in their minute.
+func (db *DB) OverdueMax(ctx context.Context, from, to time.Time, step time.Duration) ([]int, error) {
+	if !from.Before(to) || step <= 0 {
+		return nil, nil
 	}
-	cols := make([]string, points)
-	for i := range cols {
-		cols[i] = fmt.Sprintf("COALESCE(SUM(CASE WHEN %s THEN 1 ELSE 0 END), 0) AS p%d", when, i)
+	var pendingAt []int64
+	if err := db.r.SelectContext(ctx, &pendingAt, overduePendingSQL, ms(to)); err != nil {
+		return nil, dbErr(err, "overdue orders pending")
 	}
-	return `SELECT ` + strings.Join(cols, ", ") + ` FROM order_info WHERE ` + cond
+	var closed []struct {
+		Expire int64 `db:"expire_at"`
+		Closed int64 `db:"closed_at"`
+	}
+	if err := db.r.SelectContext(ctx, &closed, overdueClosedSQL, ms(from), ms(to)); err != nil {
+		return nil, dbErr(err, "overdue orders closed")
+	}
+	spans := make([]overdueSpan, 0, len(pendingAt)+len(closed))
+	for _, e := range pendingAt {
+		spans = append(spans, overdueSpan{from: e, to: math.MaxInt64})
+	}
+	for _, c := range closed {
+		spans = append(spans, overdueSpan{from: c.Expire, to: c.Closed})
+	}
+	return maxOverlap(spans, from.UnixMilli(), to.UnixMilli(), step.Milliseconds()), nil
 }
 
-// OverdueAt returns, for each of the times ts, how many orders were
-// pending past their expiry at that time: the overdue gauge's history,
-// reconstructed from the rows (expire_at, closed_at) rather than sampled.
-// Two queries, over index ranges bounded by the earliest and latest of ts.
-func (db *DB) OverdueAt(ctx context.Context, ts []time.Time) ([]int, error) {
-	out := make([]int, len(ts))
-	if len(ts) == 0 {
-		return out, nil
+// overdueSpan is one order's overdue time, epoch ms, open at both ends.
+type overdueSpan struct{ from, to int64 }
+
+// maxOverlap sweeps the spans' ends in time order: per step of [from, to),
+// the count just after the step's start (spans opened at or before it and
+// not closed by then), raised by every span opening within the step. At one
+// instant a span closing goes before one opening: open ends do not touch.
+func maxOverlap(spans []overdueSpan, from, to, step int64) []int {
+	type edge struct {
+		at    int64
+		delta int
 	}
-	first, last := slices.MinFunc(ts, time.Time.Compare), slices.MaxFunc(ts, time.Time.Compare)
-	var pendingArgs, closedArgs []any
-	for _, t := range ts {
-		pendingArgs = append(pendingArgs, ms(t))
-		closedArgs = append(closedArgs, ms(t), ms(t))
+	edges := make([]edge, 0, 2*len(spans))
+	for _, s := range spans {
+		edges = append(edges, edge{s.from, +1}, edge{s.to, -1})
 	}
-	for _, part := range []struct {
-		query string
-		args  []any
-	}{
-		{overdueAtSQL(len(ts), true), append(pendingArgs, ms(last))},
-		{overdueAtSQL(len(ts), false), append(closedArgs, ms(first))},
-	} {
-		counts := make([]int64, len(ts))
-		dest := make([]any, len(ts))
-		for i := range counts {
-			dest[i] = &counts[i]
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
 		}
-		if err := db.r.QueryRowxContext(ctx, part.query, part.args...).Scan(dest...); err != nil {
-			return nil, dbErr(err, "overdue orders over time")
+		return cmp.Compare(a.delta, b.delta)
+	})
+	out := make([]int, 0, (to-from+step-1)/step)
+	cur, i := 0, 0
+	for start := from; start < to; start += step {
+		for ; i < len(edges) && edges[i].at <= start; i++ {
+			cur += edges[i].delta
 		}
-		for i, n := range counts {
-			out[i] += int(n)
+		peak := cur
+		for end := min(start+step, to); i < len(edges) && edges[i].at < end; i++ {
+			cur += edges[i].delta
+			peak = max(peak, cur)
 		}
+		out = append(out, peak)
 	}
-	return out, nil
+	return out
 }

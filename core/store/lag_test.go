@@ -31,6 +31,7 @@ func TestExpiryLagReads(t *testing.T) {
 			{"late-reconcile", -20 * time.Minute, -16 * time.Minute, core.ReasonReconcile, "reconcile", core.StatusCancelled},
 			{"customer", -10 * time.Minute, -5 * time.Minute, core.ReasonCustomer, "user:1", core.StatusCancelled},
 			{"paid-late", -12 * time.Minute, -7 * time.Minute, "", "payment", core.StatusPaid},
+			{"refunded-late", -35 * time.Minute, -35*time.Minute + 30*time.Second, "", "payment", core.StatusPaid},
 			{"old-timeout", -3 * time.Hour, -3*time.Hour + time.Second, core.ReasonTimeout, core.ActorSystem, core.StatusCancelled},
 			{"overdue-now", -3 * time.Minute, 0, "", "", core.StatusPending},
 			{"pending-ok", 10 * time.Minute, 0, "", "", core.StatusPending},
@@ -44,6 +45,12 @@ func TestExpiryLagReads(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+		}
+
+		// Paid 30 s late, refunded since: closed_at stays the payment's.
+		if _, err := db.X().ExecContext(ctx, `UPDATE order_info SET status = ? WHERE order_no = ?`,
+			int(core.StatusRefunded), "refunded-late"); err != nil {
+			t.Fatal(err)
 		}
 
 		n, err := db.OverdueCount(ctx, now)
@@ -62,21 +69,24 @@ func TestExpiryLagReads(t *testing.T) {
 			t.Errorf("ExpiryLag = %v, %v; want %v", lag, err, want)
 		}
 
-		// Overdue at: -45m (late-timeout-b overdue for 100 ms, not at this
-		// instant), -30m+10s (late-sweep), -18m (late-reconcile), -10m
-		// (paid-late), now (overdue-now).
-		ts := []time.Time{now.Add(-45 * time.Minute), now.Add(-30*time.Minute + 10*time.Second), now.Add(-18 * time.Minute),
-			now.Add(-10 * time.Minute), now.Add(-2 * time.Minute), now}
-		got, err := db.OverdueAt(ctx, ts)
-		if wantAt := []int{0, 1, 1, 1, 1, 1}; err != nil || !reflect.DeepEqual(got, wantAt) {
-			t.Errorf("OverdueAt = %v, %v; want %v", got, err, wantAt)
+		// The most overdue at once per minute of the last hour: one in the
+		// minutes of -50m, -40m, -35m and -30m (a 99 ms, a 100 ms, the
+		// refunded order's 30 s and a 20 s span), -20m to -17m (closed at
+		// -16m exactly: not overdue then), two while paid-late (-12m to
+		// -7m) and the customer's cancel (-10m to -5m) overlap, and
+		// overdue-now from -3m.
+		got, err := db.OverdueMax(ctx, now.Add(-time.Hour), now, time.Minute)
+		wantMax := make([]int, 60)
+		for _, k := range []int{10, 20, 25, 30, 40, 41, 42, 43, 48, 49, 53, 54, 57, 58, 59} {
+			wantMax[k] = 1
 		}
-		// Edges: overdue-now expires at -3m (not overdue at that instant);
-		// paid-late is closed at -7m (overdue just before, not at it), while
-		// the customer's cancel of an expired hold at -5m is still ahead.
-		edges := []time.Time{now.Add(-3 * time.Minute), now.Add(-7 * time.Minute), now.Add(-7*time.Minute - time.Millisecond)}
-		if got, err := db.OverdueAt(ctx, edges); err != nil || !reflect.DeepEqual(got, []int{0, 1, 2}) {
-			t.Errorf("OverdueAt at the edges = %v, %v; want [0 1 2] (expire_at < t, closed_at > t)", got, err)
+		wantMax[50], wantMax[51], wantMax[52] = 2, 2, 2
+		if err != nil || !reflect.DeepEqual(got, wantMax) {
+			t.Errorf("OverdueMax =\n%v, %v; want\n%v", got, err, wantMax)
+		}
+		// A window ending within a step: its last step is cut short.
+		if got, err := db.OverdueMax(ctx, now.Add(-4*time.Minute), now.Add(-150*time.Second), time.Minute); err != nil || !reflect.DeepEqual(got, []int{0, 1}) {
+			t.Errorf("OverdueMax of -4m to -2.5m = %v, %v; want [0 1]", got, err)
 		}
 	})
 }
@@ -103,11 +113,13 @@ func TestOpsQueryPlans(t *testing.T) {
 			{"OverdueCount", overdueCountSQL, []any{ms(now)}, ix("idx_status_expire", "order_info_idx_status_expire")},
 			{"ExpiryLag", expiryLagSQL(bucket), append(bucketArgs, ms(t0), core.ReasonTimeout, core.ReasonReconcile),
 				ix("idx_status_closed", "order_info_idx_status_closed")},
-			{"OverdueAt pending", overdueAtSQL(1, true), []any{ms(now), ms(now)},
+			{"OverdueMax pending", overduePendingSQL, []any{ms(now)},
 				ix("idx_status_expire", "order_info_idx_status_expire")},
 			// Closed after the window's start: none of the seeded rows.
-			{"OverdueAt closed", overdueAtSQL(1, false), []any{ms(now), ms(now), ms(now)},
+			{"OverdueMax closed", overdueClosedSQL, []any{ms(now), ms(now)},
 				ix("idx_status_closed", "order_info_idx_status_closed")},
+			{"OpenDiscrepancyAges", discrepancyAgesSQL(3), []any{ms(now), ms(now), DiscrepancyOpen},
+				ix("idx_status_created", "discrepancy_idx_status_created")},
 			{"DiscrepancyCases", `SELECT ` + caseCols + ` FROM discrepancy WHERE state IN (?) ORDER BY created_at, id LIMIT ? OFFSET ?`,
 				[]any{string(core.CaseOpen), 50, 0}, ix("idx_state_created", "discrepancy_idx_state_created")},
 			{"CaseHistory", `SELECT id FROM discrepancy_event WHERE discrepancy_id = ? ORDER BY id`, []any{1},
@@ -120,4 +132,30 @@ func TestOpsQueryPlans(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMaxOverlap: spans that only touch never count together, a span
+// opening at a step's start counts in that step, and an outage shorter
+// than a step shows at its full height.
+func TestMaxOverlap(t *testing.T) {
+	var outage []overdueSpan
+	for i := range 23 {
+		outage = append(outage, overdueSpan{from: 65_000 + int64(i), to: 95_000})
+	}
+	for _, tt := range []struct {
+		name  string
+		spans []overdueSpan
+		want  []int
+	}{
+		{"touching", []overdueSpan{{0, 10}, {10, 20}}, []int{1, 1, 0}},
+		{"opens at a step's start", []overdueSpan{{20, 25}}, []int{0, 0, 1}},
+		{"closes at a step's start", []overdueSpan{{5, 20}}, []int{1, 1, 0}},
+	} {
+		if got := maxOverlap(tt.spans, 0, 30, 10); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if got := maxOverlap(outage, 0, 180_000, 60_000); !reflect.DeepEqual(got, []int{0, 23, 0}) {
+		t.Errorf("23 holds overdue for 30 s: %v, want [0 23 0]", got)
+	}
 }

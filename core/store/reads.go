@@ -18,6 +18,9 @@ type PendingQuery struct {
 	Sort   string // "expire" (default): soonest expiry first; "created": newest first
 	Limit  int    // default 50, at most 500
 	Offset int
+	// ExpireFrom and ExpireTo bound expire_at (from inclusive, to
+	// exclusive); zero: unbounded. The dashboard's holds expiring soon.
+	ExpireFrom, ExpireTo time.Time
 }
 
 // PendingOrders returns one page of pending orders, with their SeatIDs, and
@@ -49,6 +52,14 @@ func (db *DB) PendingOrders(ctx context.Context, q PendingQuery) ([]core.Order, 
 	if q.UserID != 0 {
 		where = append(where, "user_id = ?")
 		args = append(args, q.UserID)
+	}
+	if !q.ExpireFrom.IsZero() {
+		where = append(where, "expire_at >= ?")
+		args = append(args, ms(q.ExpireFrom))
+	}
+	if !q.ExpireTo.IsZero() {
+		where = append(where, "expire_at < ?")
+		args = append(args, ms(q.ExpireTo))
 	}
 	cond := strings.Join(where, " AND ")
 	var total int

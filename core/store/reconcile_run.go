@@ -74,6 +74,7 @@ const (
  FROM reconcile_run`
 	reconcileRunsSQL    = reconcileRunColumns + ` ORDER BY id DESC LIMIT ?`
 	reconcileRunByIDSQL = reconcileRunColumns + ` WHERE id = ?`
+	lastRunExceptSQL    = reconcileRunColumns + ` WHERE run_trigger <> ? ORDER BY id DESC LIMIT 1`
 )
 
 // ReconcileRuns returns the newest runs first, at most limit of them: the
@@ -89,6 +90,23 @@ func (db *DB) ReconcileRuns(ctx context.Context, limit int) ([]ReconcileRun, err
 		out[i] = r.run()
 	}
 	return out, nil
+}
+
+// LastReconcileRunExcept returns the newest run whose trigger is not
+// trigger, and false if there is none: the last full run behind the sweeps.
+// Backward read of the primary key that stops at the first such row, so
+// it costs the sweeps since (one every 30 s, a full run every 5 min by
+// default), however many runs are kept.
+func (db *DB) LastReconcileRunExcept(ctx context.Context, trigger string) (ReconcileRun, bool, error) {
+	var r reconcileRunRow
+	err := db.r.GetContext(ctx, &r, lastRunExceptSQL, trigger)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ReconcileRun{}, false, nil
+	}
+	if err != nil {
+		return ReconcileRun{}, false, fmt.Errorf("store: last reconcile run but %s: %w", trigger, err)
+	}
+	return r.run(), true, nil
 }
 
 // ErrRunNotFound means no reconcile run has the id asked for.

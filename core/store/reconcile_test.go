@@ -383,3 +383,36 @@ func TestReconcileRunRecords(t *testing.T) {
 		}
 	})
 }
+
+// TestLastReconcileRunExcept: the newest run of another trigger, however
+// many sweeps came after it, and none on a table of sweeps only.
+func TestLastReconcileRunExcept(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		add := func(trigger string) int64 {
+			id, err := db.InsertReconcileRun(ctx, ReconcileRun{Trigger: trigger, StartedAt: t0, Status: "ok", Checks: "[]"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		check := func(step string, wantID int64) {
+			t.Helper()
+			r, ok, err := db.LastReconcileRunExcept(ctx, "sweep")
+			if err != nil || ok != (wantID != 0) || r.ID != wantID {
+				t.Errorf("%s: LastReconcileRunExcept = %d, %v, %v; want %d", step, r.ID, ok, err, wantID)
+			}
+		}
+		check("no runs", 0)
+		add("sweep")
+		check("sweeps only", 0)
+		add("manual")
+		full := add("schedule")
+		for range 120 { // an hour of sweeps after it
+			add("sweep")
+		}
+		check("behind an hour of sweeps", full)
+		cli := add("cli")
+		check("newest", cli)
+	})
+}
