@@ -81,15 +81,6 @@ func (p Page) loc() *time.Location {
 // Zone names the zone times are shown in.
 func (p Page) Zone() string { return p.Now.In(p.loc()).Format("MST -07:00") }
 
-// Money formats cents with two decimals.
-func Money(cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
-}
-
 // EpochMS is t as epoch milliseconds, the format of data-expire attributes.
 func EpochMS(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 

@@ -22,11 +22,17 @@ type detailField struct {
 	format func(p Page, v any) string
 }
 
-// detailFields lists the detail keys the engine writes, in display order.
-// Keys not listed are still shown, after these, under their own name, so a
-// new kind of event is never hidden from staff.
-func detailFields() []detailField {
+// detailFields lists the detail keys the engine writes, in display order;
+// amounts are in currency. Keys not listed are still shown, after these,
+// under their own name, so a new kind of event is never hidden from staff.
+func detailFields(currency string) []detailField {
 	var (
+		money = func(p Page, v any) string {
+			if f, ok := v.(float64); ok {
+				return p.Money(int64(f), currency)
+			}
+			return fmt.Sprint(v)
+		}
 		outcome         = translated("ev.outcome.")
 		status          = translated("status.")
 		reason          = translated("reason.")
@@ -90,11 +96,16 @@ func detailFields() []detailField {
 	}
 }
 
-// EventFacts turns an event's detail into labelled values.
-func EventFacts(p Page, ev core.Event) []Fact {
+// EventFacts turns an event's detail into labelled values, its amounts in
+// currency (the order's show's) unless the detail names its own.
+func EventFacts(p Page, ev core.Event, currency string) []Fact {
 	var out []Fact
-	seen := map[string]bool{}
-	for _, f := range detailFields() {
+	// The currency says what the amounts are in; it is no fact of its own.
+	seen := map[string]bool{"currency": true}
+	if c, ok := ev.Detail["currency"].(string); ok && c != "" {
+		currency = c
+	}
+	for _, f := range detailFields(currency) {
 		v, ok := ev.Detail[f.name]
 		seen[f.name] = true
 		if !ok || v == "" { // an empty trace id says nothing
@@ -144,13 +155,6 @@ func plain(_ Page, v any) string {
 func millis(p Page, v any) string {
 	if f, ok := v.(float64); ok {
 		return p.Duration(time.Duration(f) * time.Millisecond)
-	}
-	return fmt.Sprint(v)
-}
-
-func money(_ Page, v any) string {
-	if f, ok := v.(float64); ok {
-		return Money(int64(f))
 	}
 	return fmt.Sprint(v)
 }
