@@ -78,8 +78,16 @@ func (p Page) loc() *time.Location {
 	return p.Loc
 }
 
-// Zone names the zone times are shown in.
-func (p Page) Zone() string { return p.Now.In(p.loc()).Format("MST -07:00") }
+// Zone names the zone times are shown in: its IANA name when it has one,
+// with the abbreviation and offset in force at Now ("Asia/Tokyo (JST
+// +09:00)"); the server's zone (time.Local) by abbreviation and offset.
+func (p Page) Zone() string {
+	abbr := p.Now.In(p.loc()).Format("MST -07:00")
+	if name := p.loc().String(); name != "Local" && name != "UTC" {
+		return name + " (" + abbr + ")"
+	}
+	return abbr
+}
 
 // EpochMS is t as epoch milliseconds, the format of data-expire attributes.
 func EpochMS(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }

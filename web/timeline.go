@@ -22,6 +22,9 @@ type detailField struct {
 	format func(p Page, v any) string
 }
 
+// emptyShown are the detail keys whose "" says something: the server's zone.
+var emptyShown = map[string]bool{"time_zone": true, "previous_time_zone": true}
+
 // detailFields lists the detail keys the engine writes, in display order;
 // amounts are in currency. Keys not listed are still shown, after these,
 // under their own name, so a new kind of event is never hidden from staff.
@@ -93,6 +96,8 @@ func detailFields(currency string) []detailField {
 		{"errors", "ev.errors", plain},
 		{"result", "ev.result", plain},
 		{"code", "ev.code", plain},
+		{"time_zone", "ev.time_zone", zoneName},
+		{"previous_time_zone", "ev.previous_time_zone", zoneName},
 	}
 }
 
@@ -108,7 +113,7 @@ func EventFacts(p Page, ev core.Event, currency string) []Fact {
 	for _, f := range detailFields(currency) {
 		v, ok := ev.Detail[f.name]
 		seen[f.name] = true
-		if !ok || v == "" { // an empty trace id says nothing
+		if !ok || (v == "" && !emptyShown[f.name]) { // an empty trace id says nothing
 			continue
 		}
 		out = append(out, Fact{Label: p.T(f.label), Value: f.format(p, v)})
