@@ -130,14 +130,16 @@ var durationUnits = map[bool][4]string{
 	true:  {"小时", "分", "秒", "毫秒"},
 }
 
-// SignedDuration is d in milliseconds with its sign: "+3 ms", "-1.2 s".
-func SignedDuration(d time.Duration) string {
+// SignedDuration is d with its sign, in milliseconds below a second and
+// in the page's language: "+3 ms", "-1.2 s"; "+3 毫秒", "-1.2 秒".
+func (p Page) SignedDuration(d time.Duration) string {
+	units := durationUnits[p.Lang == LangZH]
 	sign := "+"
 	if d < 0 {
 		sign, d = "-", -d
 	}
 	if d < time.Second {
-		return fmt.Sprintf("%s%d ms", sign, d.Milliseconds())
+		return fmt.Sprintf("%s%d %s", sign, d.Milliseconds(), units[3])
 	}
-	return fmt.Sprintf("%s%.1f s", sign, d.Seconds())
+	return fmt.Sprintf("%s%.1f %s", sign, d.Seconds(), units[2])
 }

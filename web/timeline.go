@@ -43,6 +43,7 @@ func detailFields(currency string) []detailField {
 		checkName       = translated("reconcile.check.")
 		role            = translated("role.")
 		caseState       = translated("disc.tab.")
+		repair          = translated("reconcile.action.")
 		// The engine's own actors (system, sweep, reconcile); people
 		// (user:7, staff:ann) and payment providers stay as written.
 		actor = translated("actor.")
@@ -96,6 +97,24 @@ func detailFields(currency string) []detailField {
 		{"errors", "ev.errors", plain},
 		{"result", "ev.result", plain},
 		{"code", "ev.code", plain},
+		{"sessions", "ev.sessions", plain},
+		{"seats", "ev.seat_count", plain},
+		{"key", "ev.item", plain},
+		{"prefix", "ev.key_prefix", plain},
+		{"scopes", "ev.scopes", plain},
+		{"before", "ev.archived_before", timestamp},
+		{"deleted", "ev.deleted", plain},
+		{"dead_letter", "ev.dead_letter", plain},
+		{"attempts", "ev.attempts", plain},
+		{"source", "ev.source", plain},
+		// Keys of timeout hops, payments and repairs the table above has not.
+		{"resent_hop", "ev.resent_hop", plain},
+		{"early_ms", "ev.early", millis},
+		{"resend_at", "ev.resend_at", timestamp},
+		{"other_order_no", "ev.other_order", plain},
+		{"other_amount_cents", "ev.other_amount", money},
+		{"action", "ev.repair", repair},
+		{"seat_id", "ev.seat", plain},
 		{"time_zone", "ev.time_zone", zoneName},
 		{"previous_time_zone", "ev.previous_time_zone", zoneName},
 	}

@@ -163,6 +163,20 @@ func TestFormats(t *testing.T) {
 			t.Errorf("Chinese Duration(%v) = %q, want %q", c.d, got, c.zh)
 		}
 	}
+	for _, c := range []struct {
+		d      time.Duration
+		en, zh string
+	}{
+		{3 * time.Millisecond, "+3 ms", "+3 毫秒"},
+		{-1200 * time.Millisecond, "-1.2 s", "-1.2 秒"},
+	} {
+		if got := (Page{Lang: LangEN}).SignedDuration(c.d); got != c.en {
+			t.Errorf("SignedDuration(%v) = %q, want %q", c.d, got, c.en)
+		}
+		if got := (Page{Lang: LangZH}).SignedDuration(c.d); got != c.zh {
+			t.Errorf("Chinese SignedDuration(%v) = %q, want %q", c.d, got, c.zh)
+		}
+	}
 	for d, want := range map[time.Duration]string{-time.Second: "0:00", 61 * time.Second: "1:01", 2*time.Hour + 65*time.Second: "2:01:05"} {
 		if got := CountdownText(d); got != want {
 			t.Errorf("CountdownText(%v) = %q, want %q", d, got, want)
