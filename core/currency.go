@@ -29,3 +29,22 @@ func init() {
 
 // ValidCurrency reports whether code is an active ISO 4217 currency code.
 func ValidCurrency(code string) bool { return isoCurrencies[code] }
+
+// minorUnitExceptions are the ISO 4217 exponents other than 2: how many
+// digits of an amount in minor units (amount_cents, price_cents) follow the
+// decimal point. A JPY price of 2500 is 2,500 yen; a KWD one 2.500 dinars.
+var minorUnitExceptions = map[string]int{
+	"BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0,
+	"PYG": 0, "RWF": 0, "UGX": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
+	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
+}
+
+// MinorUnits is the ISO 4217 exponent of an active currency code: every
+// amount SeatFlow stores is a whole number of that currency's minor unit.
+// Codes it does not know get 2, the exponent of most currencies.
+func MinorUnits(code string) int {
+	if n, ok := minorUnitExceptions[code]; ok {
+		return n
+	}
+	return 2
+}

@@ -105,6 +105,7 @@ type DiscrepancyCase struct {
 	State     CaseState
 	Owner     string    // staff username who took the case; "" while nobody has
 	UpdatedAt time.Time // last change of state, owner or notes
+	Currency  string    // of the order's show, which AmountCents is in; "" for an unknown order
 }
 
 // Case actions recorded in the history.

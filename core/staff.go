@@ -74,6 +74,9 @@ type Staff struct {
 	Role      Role
 	CreatedAt time.Time
 	Disabled  bool
+	// TimeZone is the IANA zone the console shows this account's times
+	// in (timezone.go); "" for the server's zone.
+	TimeZone string
 }
 
 var usernamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,63}$`)

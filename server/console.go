@@ -181,6 +181,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	cn.sessionRoutes(g)
 	cn.passwordRoutes(g, view, staff)
 	cn.secondFactorRoutes(g, view, staff)
+	cn.zoneRoutes(g, view)
 	cn.mountReopen(g, view)
 	return cn
 }
@@ -270,6 +271,11 @@ func (cn *console) page(c echo.Context, title, nav string) web.Page {
 	}
 	if s, ok := c.Get(contextKeyStaff).(*staffSession); ok {
 		p.Staff, p.CSRF = s.staff, s.session.CSRFToken
+		// A zone that no longer loads (a zone database without it) falls
+		// back to the server's; the zone page still names the stored one.
+		if z, err := core.TimeZone(s.staff.TimeZone); err == nil && z != nil {
+			p.Loc = z
+		}
 	}
 	if msg := c.QueryParam("msg"); msg != "" && web.Known("notice."+msg) {
 		p.Notice = "notice." + msg

@@ -51,7 +51,7 @@ func (cn *console) counterHold(c echo.Context) error {
 		return render(c, status, web.SeatMapPage(p, fresh))
 	}
 	cn.audit(c, core.AuditEntry{Action: core.AuditCounterHold, Target: "order:" + o.OrderNo, Detail: map[string]any{
-		"show_id": o.ShowID, "seat_ids": o.SeatIDs, "amount_cents": o.AmountCents, "code": o.Code}})
+		"show_id": o.ShowID, "seat_ids": o.SeatIDs, "amount_cents": o.AmountCents, "currency": d.Show.Currency, "code": o.Code}})
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+o.OrderNo+"?outcome="+web.OutcomeHeld))
 }
 
@@ -87,7 +87,7 @@ func (cn *console) takePayment(c echo.Context) error {
 		return err
 	}
 	cn.audit(c, core.AuditEntry{Action: core.AuditCounterPayment, Target: "order:" + d.Order.OrderNo, Detail: map[string]any{
-		"tender": d.PayTender, "reference": d.PayReference, "amount_cents": d.Order.AmountCents, "result": string(res)}})
+		"tender": d.PayTender, "reference": d.PayReference, "amount_cents": d.Order.AmountCents, "currency": d.Show.Currency, "result": string(res)}})
 	outcome := web.OutcomePaid
 	if res != core.PaymentApplied {
 		outcome = web.OutcomePaidLate

@@ -133,7 +133,9 @@ func uploadedPlan(c echo.Context) ([]byte, error) {
 	return data, nil
 }
 
-// parseCategories reads "code,name,price_cents" lines.
+// parseCategories reads "code,name,price_cents" lines. Prices are whole
+// minor units, as the API's price_cents: cents for EUR, yen for JPY (ISO
+// 4217 exponent 0), fils for KWD (3); the preview shows them formatted.
 func parseCategories(text string) ([]core.PriceCategory, error) {
 	r := csv.NewReader(strings.NewReader(text))
 	r.FieldsPerRecord = 3
@@ -150,7 +152,7 @@ func parseCategories(text string) ([]core.PriceCategory, error) {
 		line, _ := r.FieldPos(0)
 		price, err := strconv.ParseInt(strings.TrimSpace(rec[2]), 10, 64)
 		if err != nil {
-			return nil, core.Invalidf("price categories line %d: price %q is not a whole number of cents", line, rec[2])
+			return nil, core.Invalidf("price categories line %d: price %q is not a whole number of the currency's smallest unit", line, rec[2])
 		}
 		out = append(out, core.PriceCategory{Code: strings.TrimSpace(rec[0]), Name: strings.TrimSpace(rec[1]), PriceCents: price})
 	}

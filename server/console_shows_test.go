@@ -123,7 +123,7 @@ func TestConsoleCreateShow(t *testing.T) {
 		{"no file", upload, "", "", "choose a plan file to upload"},
 		{"bad currency", gridWith(func(m map[string]string) { m["currency"] = "EURO" }), "", "", "currency: &#34;EURO&#34; is not an ISO 4217 currency code"},
 		{"negative price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,-5" }), "", "", "price_categories[0].price_cents: -5 is negative"},
-		{"bad price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,cheap" }), "", "", "price categories line 1: price &#34;cheap&#34; is not a whole number of cents"},
+		{"bad price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,cheap" }), "", "", "price categories line 1: price &#34;cheap&#34; is not a whole number of the currency&#39;s smallest unit"},
 		{"bad start", gridWith(func(m map[string]string) { m["starts_at"] = "soon" }), "", "", "starts: &#34;soon&#34; is not a date and time"},
 		{"grid too big", gridWith(func(m map[string]string) { m["rows"], m["seats_per_row"] = "200", "101" }), "", "", "grid: 200×101 seats, at most 20000"},
 	} {
@@ -215,10 +215,25 @@ func TestConsoleShowPreview(t *testing.T) {
 	}
 
 	grid := preview(newShowFields("grid"), "", "")
-	for _, want := range []string{`id="show-preview"`, `id="preview-seats">12<`, `id="preview-capacity">300.00 EUR<`,
-		`title="C-4 · STD · 25.00"`} {
+	for _, want := range []string{`id="show-preview"`, `id="preview-seats">12<`, `id="preview-capacity">€300.00<`,
+		`title="C-4 · STD · €25.00"`} {
 		if !strings.Contains(grid, want) {
 			t.Errorf("grid preview lacks %s", want)
+		}
+	}
+	// Prices are minor units of the show's currency: 2500 is 2,500 yen
+	// (no minor unit) and 2.500 dinars (three decimals), not 25.00.
+	for currency, want := range map[string][]string{
+		"JPY": {`id="preview-capacity">¥30,000<`, `title="C-4 · STD · ¥2,500"`},
+		"KWD": {"id=\"preview-capacity\">KWD\u00a030.000<", "title=\"C-4 · STD · KWD\u00a02.500\""},
+	} {
+		f := newShowFields("grid")
+		f["currency"] = currency
+		body := preview(f, "", "")
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s preview lacks %s", currency, w)
+			}
 		}
 	}
 	csvPlan := "section,row,number,category,x,y\nStalls,A,1,STD,10,10\nStalls,A,2,VIP,20,10\n"

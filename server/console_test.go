@@ -347,6 +347,8 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		{"GET", "/console/account/password", core.ActView, nil, 200},
 		// The wrong current password: past the role check, the same for every role.
 		{"POST", "/console/account/password", core.ActView, url.Values{"current": {"wrong"}, "password": {"x"}, "confirm": {"x"}}, 422},
+		{"GET", "/console/account/zone", core.ActView, nil, 200},
+		{"POST", "/console/account/zone", core.ActView, url.Values{"time_zone": {"Asia/Tokyo"}}, 303},
 		{"POST", "/console/logout", core.ActView, url.Values{}, 303},
 	}
 	send := func(b *browser, r route, csrf string) *httptest.ResponseRecorder {

@@ -153,6 +153,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"password", "/account/password", core.ActView, "main form"},
 		{"two-step", "/account/2fa", core.ActView, "main h1"},
 		{"sessions", "/sessions", core.ActView, "#sessions"},
+		{"time-zone", "/account/zone", core.ActView, "main form"},
 		{"forbidden", "/staff", "!" + core.ActStaff, "main h1"},
 		{"not-found", "/orders/NO-SUCH-ORDER", core.ActView, "main h1"},
 	}

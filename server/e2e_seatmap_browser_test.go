@@ -339,7 +339,7 @@ func TestSeatMapToolsInBrowser(t *testing.T) {
 	if n := evalIn[int](ops, "aisles", `document.querySelectorAll('#seat-grid .seat-run.gap').length`); n != 2 {
 		t.Errorf("%d aisle gaps, want 2 (rows A and B)", n)
 	}
-	if got := evalIn[string](ops, "price legend", `document.getElementById('category-legend').textContent`); !strings.Contains(got, "Balcony · 60.00 EUR") {
+	if got := evalIn[string](ops, "price legend", `document.getElementById('category-legend').textContent`); !strings.Contains(got, "Balcony · €60.00") {
 		t.Errorf("price legend %q", got)
 	}
 	vip := func() string {

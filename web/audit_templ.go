@@ -496,7 +496,7 @@ func AuditPage(p Page, d AuditData) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if facts := EventFacts(p, core.Event{Detail: a.Detail}); len(facts) > 0 {
+				if facts := EventFacts(p, core.Event{Detail: a.Detail}, ""); len(facts) > 0 {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<dl class=\"facts detail\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

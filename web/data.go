@@ -201,6 +201,16 @@ func ShowName(shows []core.Show, id int64) string {
 	return "#" + strconv.FormatInt(id, 10)
 }
 
+// ShowCurrency is the currency of the show with id, or "" when it is unknown.
+func ShowCurrency(shows []core.Show, id int64) string {
+	for _, s := range shows {
+		if s.ID == id {
+			return s.Currency
+		}
+	}
+	return ""
+}
+
 // Cancel outcomes shown on the order page after a force-cancel.
 const (
 	OutcomeCancelled        = core.AuditOutcomeCancelled

@@ -78,16 +78,15 @@ func (p Page) loc() *time.Location {
 	return p.Loc
 }
 
-// Zone names the zone times are shown in.
-func (p Page) Zone() string { return p.Now.In(p.loc()).Format("MST -07:00") }
-
-// Money formats cents with two decimals.
-func Money(cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
+// Zone names the zone times are shown in: its IANA name when it has one,
+// with the abbreviation and offset in force at Now ("Asia/Tokyo (JST
+// +09:00)"); the server's zone (time.Local) by abbreviation and offset.
+func (p Page) Zone() string {
+	abbr := p.Now.In(p.loc()).Format("MST -07:00")
+	if name := p.loc().String(); name != "Local" && name != "UTC" {
+		return name + " (" + abbr + ")"
 	}
-	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
+	return abbr
 }
 
 // EpochMS is t as epoch milliseconds, the format of data-expire attributes.
@@ -131,14 +130,16 @@ var durationUnits = map[bool][4]string{
 	true:  {"小时", "分", "秒", "毫秒"},
 }
 
-// SignedDuration is d in milliseconds with its sign: "+3 ms", "-1.2 s".
-func SignedDuration(d time.Duration) string {
+// SignedDuration is d with its sign, in milliseconds below a second and
+// in the page's language: "+3 ms", "-1.2 s"; "+3 毫秒", "-1.2 秒".
+func (p Page) SignedDuration(d time.Duration) string {
+	units := durationUnits[p.Lang == LangZH]
 	sign := "+"
 	if d < 0 {
 		sign, d = "-", -d
 	}
 	if d < time.Second {
-		return fmt.Sprintf("%s%d ms", sign, d.Milliseconds())
+		return fmt.Sprintf("%s%d %s", sign, d.Milliseconds(), units[3])
 	}
-	return fmt.Sprintf("%s%.1f s", sign, d.Seconds())
+	return fmt.Sprintf("%s%.1f %s", sign, d.Seconds(), units[2])
 }

@@ -22,11 +22,20 @@ type detailField struct {
 	format func(p Page, v any) string
 }
 
-// detailFields lists the detail keys the engine writes, in display order.
-// Keys not listed are still shown, after these, under their own name, so a
-// new kind of event is never hidden from staff.
-func detailFields() []detailField {
+// emptyShown are the detail keys whose "" says something: the server's zone.
+var emptyShown = map[string]bool{"time_zone": true, "previous_time_zone": true}
+
+// detailFields lists the detail keys the engine writes, in display order;
+// amounts are in currency. Keys not listed are still shown, after these,
+// under their own name, so a new kind of event is never hidden from staff.
+func detailFields(currency string) []detailField {
 	var (
+		money = func(p Page, v any) string {
+			if f, ok := v.(float64); ok {
+				return p.Money(int64(f), currency)
+			}
+			return fmt.Sprint(v)
+		}
 		outcome         = translated("ev.outcome.")
 		status          = translated("status.")
 		reason          = translated("reason.")
@@ -34,6 +43,7 @@ func detailFields() []detailField {
 		checkName       = translated("reconcile.check.")
 		role            = translated("role.")
 		caseState       = translated("disc.tab.")
+		repair          = translated("reconcile.action.")
 		// The engine's own actors (system, sweep, reconcile); people
 		// (user:7, staff:ann) and payment providers stay as written.
 		actor = translated("actor.")
@@ -87,17 +97,42 @@ func detailFields() []detailField {
 		{"errors", "ev.errors", plain},
 		{"result", "ev.result", plain},
 		{"code", "ev.code", plain},
+		{"sessions", "ev.sessions", plain},
+		{"seats", "ev.seat_count", plain},
+		{"key", "ev.item", plain},
+		{"prefix", "ev.key_prefix", plain},
+		{"scopes", "ev.scopes", plain},
+		{"before", "ev.archived_before", timestamp},
+		{"deleted", "ev.deleted", plain},
+		{"dead_letter", "ev.dead_letter", plain},
+		{"attempts", "ev.attempts", plain},
+		{"source", "ev.source", plain},
+		// Keys of timeout hops, payments and repairs the table above has not.
+		{"resent_hop", "ev.resent_hop", plain},
+		{"early_ms", "ev.early", millis},
+		{"resend_at", "ev.resend_at", timestamp},
+		{"other_order_no", "ev.other_order", plain},
+		{"other_amount_cents", "ev.other_amount", money},
+		{"action", "ev.repair", repair},
+		{"seat_id", "ev.seat", plain},
+		{"time_zone", "ev.time_zone", zoneName},
+		{"previous_time_zone", "ev.previous_time_zone", zoneName},
 	}
 }
 
-// EventFacts turns an event's detail into labelled values.
-func EventFacts(p Page, ev core.Event) []Fact {
+// EventFacts turns an event's detail into labelled values, its amounts in
+// currency (the order's show's) unless the detail names its own.
+func EventFacts(p Page, ev core.Event, currency string) []Fact {
 	var out []Fact
-	seen := map[string]bool{}
-	for _, f := range detailFields() {
+	// The currency says what the amounts are in; it is no fact of its own.
+	seen := map[string]bool{"currency": true}
+	if c, ok := ev.Detail["currency"].(string); ok && c != "" {
+		currency = c
+	}
+	for _, f := range detailFields(currency) {
 		v, ok := ev.Detail[f.name]
 		seen[f.name] = true
-		if !ok || v == "" { // an empty trace id says nothing
+		if !ok || (v == "" && !emptyShown[f.name]) { // an empty trace id says nothing
 			continue
 		}
 		out = append(out, Fact{Label: p.T(f.label), Value: f.format(p, v)})
@@ -144,13 +179,6 @@ func plain(_ Page, v any) string {
 func millis(p Page, v any) string {
 	if f, ok := v.(float64); ok {
 		return p.Duration(time.Duration(f) * time.Millisecond)
-	}
-	return fmt.Sprint(v)
-}
-
-func money(_ Page, v any) string {
-	if f, ok := v.(float64); ok {
-		return Money(int64(f))
 	}
 	return fmt.Sprint(v)
 }

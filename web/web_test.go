@@ -145,11 +145,6 @@ func TestSeatRows(t *testing.T) {
 }
 
 func TestFormats(t *testing.T) {
-	for cents, want := range map[int64]string{0: "0.00", 5: "0.05", 1250: "12.50", -199: "-1.99"} {
-		if got := Money(cents); got != want {
-			t.Errorf("Money(%d) = %q, want %q", cents, got, want)
-		}
-	}
 	for _, c := range []struct {
 		d      time.Duration
 		en, zh string
@@ -169,6 +164,20 @@ func TestFormats(t *testing.T) {
 			t.Errorf("Chinese Duration(%v) = %q, want %q", c.d, got, c.zh)
 		}
 	}
+	for _, c := range []struct {
+		d      time.Duration
+		en, zh string
+	}{
+		{3 * time.Millisecond, "+3 ms", "+3 毫秒"},
+		{-1200 * time.Millisecond, "-1.2 s", "-1.2 秒"},
+	} {
+		if got := (Page{Lang: LangEN}).SignedDuration(c.d); got != c.en {
+			t.Errorf("SignedDuration(%v) = %q, want %q", c.d, got, c.en)
+		}
+		if got := (Page{Lang: LangZH}).SignedDuration(c.d); got != c.zh {
+			t.Errorf("Chinese SignedDuration(%v) = %q, want %q", c.d, got, c.zh)
+		}
+	}
 	for d, want := range map[time.Duration]string{-time.Second: "0:00", 61 * time.Second: "1:01", 2*time.Hour + 65*time.Second: "2:01:05"} {
 		if got := CountdownText(d); got != want {
 			t.Errorf("CountdownText(%v) = %q, want %q", d, got, want)
@@ -177,7 +186,7 @@ func TestFormats(t *testing.T) {
 	p := Page{Lang: LangZH}
 	ev := core.Event{Kind: core.EventTimeoutScheduled, Detail: map[string]any{"hop": 2.0, "level": 0.0,
 		"delay_ms": 300000.0, "zzz": "x"}}
-	facts := EventFacts(p, ev)
+	facts := EventFacts(p, ev, "EUR")
 	want := []Fact{{"跳数", "2"}, {"延迟级别", "精确定时"}, {"延迟", "5 分"}, {"zzz", "x"}}
 	if len(facts) != len(want) {
 		t.Fatalf("facts %v", facts)
@@ -191,7 +200,7 @@ func TestFormats(t *testing.T) {
 	ev = core.Event{Kind: core.EventDiscrepancy, Detail: map[string]any{"actor": "system", "order_status": "paid",
 		"kind": "second_payment", "check": "limit_drift", "late_ms": 1278000.0}}
 	got := map[string]string{}
-	for _, f := range EventFacts(p, ev) {
+	for _, f := range EventFacts(p, ev, "EUR") {
 		got[f.Label] = f.Value
 	}
 	for label, value := range map[string]string{p.T("ev.actor"): "系统", p.T("ev.order_status"): "已支付",

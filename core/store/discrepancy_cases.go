@@ -18,19 +18,23 @@ var _ core.CaseStore = (*DB)(nil)
 // file only stores). A case is a discrepancy row with state, owner and
 // updated_at (migration 00004); its history is discrepancy_event.
 
+// caseCols ends with the currency of the order's show, which the amount
+// is in; empty when no order has the number (an unknown_order case).
 const caseCols = `id, order_no, txn_id, kind, amount_cents, created_at, status, resolved_at, resolved_by, note,
- state, owner, updated_at`
+ state, owner, updated_at, COALESCE((SELECT s.currency FROM order_info o JOIN show_info s ON s.id = o.show_id
+ WHERE o.order_no = discrepancy.order_no), '') AS currency`
 
 type caseRow struct {
 	discrepancyRow
 	State     string `db:"state"`
 	Owner     string `db:"owner"`
 	UpdatedAt int64  `db:"updated_at"`
+	Currency  string `db:"currency"`
 }
 
 func (r caseRow) dcase() core.DiscrepancyCase {
 	return core.DiscrepancyCase{Discrepancy: r.discrepancy(),
-		State: core.CaseState(r.State), Owner: r.Owner, UpdatedAt: fromMS(r.UpdatedAt)}
+		State: core.CaseState(r.State), Owner: r.Owner, UpdatedAt: fromMS(r.UpdatedAt), Currency: r.Currency}
 }
 
 // CaseQuery filters the ops queue.

@@ -144,3 +144,41 @@ func TestCaseQueue(t *testing.T) {
 		}
 	})
 }
+
+// TestCaseCurrency: a case's amount comes with its order's show's
+// currency, so the queue can format 2500 yen as 2,500 and not 25.00; money
+// for an order nobody knows has none.
+func TestCaseCurrency(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		show, err := db.CreateShow(ctx, core.Show{Name: "Show", Venue: "Hall", StartsAt: t0.Add(48 * time.Hour), Currency: "JPY"},
+			DemoSeats(1, 2, 2500))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(ctx, func(tx core.Tx) error {
+			if err := tx.InsertOrder(ctx, pending("Y1", show.ID, 1, t0, "A-1")); err != nil {
+				return err
+			}
+			for _, d := range []core.Discrepancy{
+				{OrderNo: "Y1", TxnID: "known", Kind: core.DiscrepancySecondPayment, AmountCents: 2500, CreatedAt: t0},
+				{OrderNo: "NOPE", TxnID: "unknown", Kind: core.DiscrepancyUnknownOrder, AmountCents: 2500, CreatedAt: t0.Add(time.Second)},
+			} {
+				if err := tx.InsertDiscrepancy(ctx, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.DiscrepancyCases(ctx, CaseQuery{})
+		if err != nil || len(got) != 2 || got[0].Currency != "JPY" || got[1].Currency != "" {
+			t.Fatalf("cases %+v, %v; want JPY, then none", got, err)
+		}
+		one, err := db.DiscrepancyCase(ctx, got[0].ID)
+		if err != nil || one.Currency != "JPY" {
+			t.Errorf("case %+v, %v; want JPY", one, err)
+		}
+	})
+}

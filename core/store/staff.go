@@ -20,14 +20,15 @@ type staffRow struct {
 	Role         string `db:"role"`
 	CreatedAt    int64  `db:"created_at"`
 	Disabled     bool   `db:"disabled"`
+	TimeZone     string `db:"time_zone"`
 }
 
 func (r staffRow) staff() core.Staff {
 	return core.Staff{ID: r.ID, Username: r.Username, Role: core.Role(r.Role),
-		CreatedAt: fromMS(r.CreatedAt), Disabled: r.Disabled}
+		CreatedAt: fromMS(r.CreatedAt), Disabled: r.Disabled, TimeZone: r.TimeZone}
 }
 
-const staffCols = `id, username, password_hash, role, created_at, disabled`
+const staffCols = `id, username, password_hash, role, created_at, disabled, time_zone`
 
 // CreateStaff adds an account with an already hashed password; a taken
 // username is core.ErrStaffExists.
@@ -146,7 +147,7 @@ func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (cor
 	var r sessionRow
 	err := db.r.GetContext(ctx, &r, `
 		SELECT s.token_hash, s.csrf_token, s.created_at AS session_created_at, s.expires_at, s.last_seen_at, s.ip, s.user_agent,
-		       st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled
+		       st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled, st.time_zone
 		FROM staff_session s JOIN staff st ON st.id = s.staff_id
 		WHERE s.token_hash = ? AND s.expires_at > ? AND st.disabled = 0`, tokenHash, ms(now))
 	if errors.Is(err, sql.ErrNoRows) {
