@@ -752,5 +752,6 @@ var catalog = map[string]entry{
 	"seatmap.seats":           {"Seats", "座位"},
 	"seatmap.prices":          {"Prices", "票价"},
 	"seatmap.highlight_order": {"Highlight this order's seats", "突出显示该订单的座位"},
+	"seatmap.close_panel":     {"Close", "关闭"},
 	"live.stale":              {"Stale since %s: this page is not updating. Reconnecting…", "自 %s 起数据已过期：本页未在更新，正在重新连接…"},
 }
