@@ -300,6 +300,7 @@ var catalog = map[string]entry{
 
 	"counter.title":        {"Counter sale", "柜台售票"},
 	"counter.pick":         {"Click seats on the map to add or remove them; shift-click adds a range in a row; arrow keys move between seats.", "点击座位图上的座位加入或移除；按住 Shift 点击可选同一排的一段；方向键在座位间移动。"},
+	"counter.pick_touch":   {"Tap seats on the map to add or remove them; they are listed under Seats.", "点按座位图上的座位加入或移除；已选座位列在“座位”中。"},
 	"counter.seats":        {"Seats", "座位"},
 	"counter.count_one":    {"1 seat picked", "已选 1 个座位"},
 	"counter.count_many":   {"%d seats picked", "已选 %d 个座位"},
