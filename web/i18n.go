@@ -93,6 +93,7 @@ var catalog = map[string]entry{
 	"brand.console": {"console", "控制台"},
 	"nav.label":     {"Console sections", "控制台导航"},
 	"nav.skip":      {"Skip to content", "跳到正文"},
+	"table.actions": {"Actions", "操作"},
 	"nav.menu":      {"Menu", "菜单"},
 	"footer.times":  {"Times are shown in %s.", "时间按 %s 显示。"},
 
