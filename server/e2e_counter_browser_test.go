@@ -156,3 +156,38 @@ func TestCounterSaleInBrowser(t *testing.T) {
 	}
 	t.Logf("counter sale %s (code %s): 3 seats, QR decoded", no, o.Code)
 }
+
+// TestCounterHelpInBrowser: the counter form's help speaks of clicks,
+// shift-clicks and arrow keys on a desk screen and of taps on a 390×844
+// touch phone, where the form fits the screen and a tap on a seat puts
+// it in the sale, as the help says.
+func TestCounterHelpInBrowser(t *testing.T) {
+	bb := startBoxOfficeBrowser(t)
+	clerk := bb.tab("clerk", core.RoleBoxOffice)
+	// help answers which help paragraphs show, and what of the form is
+	// wider than the screen.
+	const help = `(() => {
+		const shown = id => document.getElementById(id).getBoundingClientRect().height > 0;
+		const f = document.getElementById('counter-form');
+		const wide = [f, ...f.querySelectorAll('*')].filter(e => e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.id || e.tagName);
+		return 'mouse ' + shown('counter-help') + ', touch ' + shown('counter-help-touch') + (wide.length ? ', wider than the screen: ' + wide : '');
+	})()`
+	for _, vp := range []struct {
+		name, want string
+		w, h       int64
+		opts       []chromedp.EmulateViewportOption
+	}{
+		{"desk", "mouse true, touch false", 1440, 900, nil},
+		{"phone", "mouse false, touch true", 390, 844, []chromedp.EmulateViewportOption{chromedp.EmulateMobile, chromedp.EmulateTouch}},
+	} {
+		clerk.do("viewport "+vp.name, chromedp.EmulateViewport(vp.w, vp.h, vp.opts...))
+		openSeatMap(clerk, bb.url, bb.a.show.ID)
+		if got := evalIn[string](clerk, "the counter help", help); got != vp.want {
+			t.Errorf("%s: the counter form shows %s, want %s", vp.name, got, vp.want)
+		}
+		clerk.do("the counter form in view", chromedp.ScrollIntoView(chromedp.ID("counter-form")))
+		viewportShot(clerk, "counter-help-"+vp.name)
+	}
+	clerk.do("tap A-2", chromedp.Tap(chromedp.ID("seat-A-2")))
+	clerk.waitJS("A-2 in the sale", `document.getElementById('counter-seats').value === 'A-2'`)
+}

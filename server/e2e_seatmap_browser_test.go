@@ -364,3 +364,60 @@ func TestSeatMapToolsInBrowser(t *testing.T) {
 		t.Errorf("the seat panel scrolled out of view: %s", where)
 	}
 }
+
+// TestSeatPanelCloseInBrowser: on a 390×844 touch phone a seat's panel is
+// a sheet over the map with a close button in reach at its top, even
+// scrolled to its end; a tap on the button lets the sheet go (the bottom
+// of the screen shows the map again) and puts the focus on the seat that
+// opened it. From the keyboard, Esc in the panel does the same.
+func TestSeatPanelCloseInBrowser(t *testing.T) {
+	bb := startBoxOfficeBrowser(t)
+	tall := bb.createGridShow("Tall hall", 30, 10) // taller than the phone's screen
+	bb.placeOn(tall, 81, core.Customer{}, "A-1")
+	ops := bb.tab("ops", core.RoleOps)
+	ops.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	openSeatMap(ops, bb.url, tall)
+
+	// sheet answers "" while the panel of A-1 is a sheet at the bottom of
+	// the screen with its close button drawn inside it, on top.
+	const sheet = `(() => {
+		const p = document.getElementById('seat-panel'), r = p.getBoundingClientRect();
+		const b = document.getElementById('panel-close');
+		if (!b || !p.querySelector('h2').textContent.includes('A-1')) return 'no panel of A-1';
+		const c = b.getBoundingClientRect(), hit = document.elementFromPoint(c.left + c.width / 2, c.top + c.height / 2);
+		if (Math.abs(r.bottom - innerHeight) >= 1 || r.top <= innerHeight / 3) return 'panel at ' + JSON.stringify(r);
+		if (c.top < r.top || c.bottom > r.bottom || c.right > r.right || !b.contains(hit)) return 'close button at ' + JSON.stringify(c) + ', on top ' + (hit && hit.outerHTML.slice(0, 60));
+		return '';
+	})()`
+	// closed answers "" once the panel is gone from over the map and the
+	// seat that opened it has the focus.
+	const closed = `(() => {
+		const p = document.getElementById('seat-panel'), at = document.elementFromPoint(innerWidth / 2, innerHeight - 10);
+		if (document.getElementById('seat-panel-live')) return 'the seat is still in the panel';
+		if (p.contains(at)) return 'the panel still covers the bottom of the screen';
+		return document.activeElement && document.activeElement.id === 'seat-A-1' ? '' : 'focus on ' + (document.activeElement && document.activeElement.outerHTML.slice(0, 60));
+	})()`
+
+	ops.do("tap A-1", chromedp.Tap(chromedp.ID("seat-A-1")))
+	ops.waitJS("the panel of A-1", `document.getElementById('panel-close') !== null`)
+	if problem := evalIn[string](ops, "the sheet", sheet); problem != "" {
+		t.Fatalf("after a tap on A-1: %s", problem)
+	}
+	ops.do("scroll the sheet to its end", chromedp.Evaluate[chromedp.Void](`(p => { p.scrollTop = p.scrollHeight })(document.getElementById('seat-panel'))`))
+	if problem := evalIn[string](ops, "the sheet scrolled", sheet); problem != "" {
+		t.Errorf("with the sheet scrolled to its end: %s", problem)
+	}
+	viewportShot(ops, "seat-panel-sheet-390")
+	ops.do("tap close", chromedp.Tap(chromedp.ID("panel-close")))
+	if problem := evalIn[string](ops, "after close", closed); problem != "" {
+		t.Errorf("after a tap on the close button: %s", problem)
+	}
+	viewportShot(ops, "seat-panel-closed-390")
+
+	ops.do("Enter on A-1", chromedp.Focus(chromedp.ID("seat-A-1")), chromedp.KeyEvent(kb.Enter))
+	ops.waitJS("the focus on the cancel reason", `document.activeElement && document.activeElement.id === 'reason'`)
+	ops.do("Escape", chromedp.KeyEvent(kb.Escape))
+	if problem := evalIn[string](ops, "after Escape", closed); problem != "" {
+		t.Errorf("after Esc in the panel: %s", problem)
+	}
+}

@@ -149,15 +149,20 @@
       return;
     }
     var first = panel.querySelector("#reason") ||
-      panel.querySelector("textarea, input:not([type=hidden]), select, button");
+      panel.querySelector("textarea, input:not([type=hidden]), select, button:not(#panel-close)");
     (first || panel).focus();
   }
+
+  // The seat whose panel is open: a tap does not focus a button in every
+  // browser, so the last focused seat is not always the one.
+  var opener = "";
 
   document.addEventListener("click", function (ev) {
     var seat = seatOf(ev.target);
     if (!seat) {
       return;
     }
+    opener = seat.id;
     var keyboard = ev.detail === 0;
     var stay = document.getElementById("counter-form") && sellable(seat);
     var loaded = htmx.ajax("GET", grid().getAttribute("data-panel") + encodeURIComponent(seat.id.slice(5)),
@@ -167,13 +172,36 @@
     }
   });
 
-  // Esc in the panel goes back to the seat in the grid.
+  // Closing the panel (its close button, or Esc in it) puts the page's
+  // hint back, which on a phone lets the sheet go from over the map, and
+  // the focus on the seat that opened it. The hint is kept from the page
+  // as served.
+  var panelHint = (function () {
+    var panel = document.getElementById("seat-panel");
+    return panel ? Array.prototype.map.call(panel.childNodes, function (n) { return n.cloneNode(true); }) : [];
+  })();
+
+  function closePanel() {
+    var panel = document.getElementById("seat-panel");
+    if (!panel) {
+      return;
+    }
+    panel.replaceChildren.apply(panel, panelHint.map(function (n) { return n.cloneNode(true); }));
+    var seat = (opener && document.getElementById(opener)) || currentSeat();
+    if (seat && grid().contains(seat)) {
+      seat.focus();
+    }
+  }
+
+  document.addEventListener("click", function (ev) {
+    if (ev.target.closest && ev.target.closest("#panel-close")) {
+      closePanel();
+    }
+  });
+
   document.addEventListener("keydown", function (ev) {
     if (ev.key === "Escape" && ev.target.closest && ev.target.closest("#seat-panel")) {
-      var seat = currentSeat();
-      if (seat) {
-        seat.focus();
-      }
+      closePanel();
     }
   });
 

@@ -93,6 +93,7 @@ var catalog = map[string]entry{
 	"brand.console": {"console", "控制台"},
 	"nav.label":     {"Console sections", "控制台导航"},
 	"nav.skip":      {"Skip to content", "跳到正文"},
+	"table.actions": {"Actions", "操作"},
 	"nav.menu":      {"Menu", "菜单"},
 	"footer.times":  {"Times are shown in %s.", "时间按 %s 显示。"},
 
@@ -304,6 +305,7 @@ var catalog = map[string]entry{
 
 	"counter.title":        {"Counter sale", "柜台售票"},
 	"counter.pick":         {"Click seats on the map to add or remove them; shift-click adds a range in a row; arrow keys move between seats.", "点击座位图上的座位加入或移除；按住 Shift 点击可选同一排的一段；方向键在座位间移动。"},
+	"counter.pick_touch":   {"Tap seats on the map to add or remove them; they are listed under Seats.", "点按座位图上的座位加入或移除；已选座位列在“座位”中。"},
 	"counter.seats":        {"Seats", "座位"},
 	"counter.count_one":    {"1 seat picked", "已选 1 个座位"},
 	"counter.count_many":   {"%d seats picked", "已选 %d 个座位"},
@@ -778,6 +780,7 @@ var catalog = map[string]entry{
 	"seatmap.seats":           {"Seats", "座位"},
 	"seatmap.prices":          {"Prices", "票价"},
 	"seatmap.highlight_order": {"Highlight this order's seats", "突出显示该订单的座位"},
+	"seatmap.close_panel":     {"Close", "关闭"},
 	"live.stale":              {"Stale since %s: this page is not updating. Reconnecting…", "自 %s 起数据已过期：本页未在更新，正在重新连接…"},
 	// Dashboards per role (issue 15).
 	"dashboard.expiring":       {"Holds expiring in 5 min", "5 分钟内到期的锁座"},
