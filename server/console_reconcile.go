@@ -69,7 +69,7 @@ func webRun(r reconcile.Run) web.ReconcileRun {
 		wc := web.ReconcileCheck{Name: c.Name, Found: c.Found, Fixed: c.Fixed, Errors: c.Errors}
 		for _, it := range c.Items {
 			wc.Items = append(wc.Items, web.ReconcileItem{OrderNo: it.OrderNo, ShowID: it.ShowID, SeatIDs: it.SeatIDs,
-				UserID: it.UserID, Action: it.Action, Detail: it.Detail, Fixed: it.Fixed, Error: it.Error})
+				UserID: it.UserID, Action: it.Action, Detail: it.Detail, Notes: it.Notes, Fixed: it.Fixed, Error: it.Error})
 		}
 		w.Checks = append(w.Checks, wc)
 	}

@@ -485,8 +485,9 @@ type ReconcileItem struct {
 	ShowID  int64
 	SeatIDs []string
 	UserID  int64
-	Action  string // cancel | mark_sold | delete_row | release | relock | set_limit | report | release_sold | block | unblock
-	Detail  string
+	Action  string        // cancel | mark_sold | delete_row | release | relock | set_limit | report | release_sold | block | unblock
+	Detail  string        // English
+	Notes   []core.Phrase // Detail for Page.Say; none on runs from before they were kept
 	Fixed   bool
 	Error   string
 }

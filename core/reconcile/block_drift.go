@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"seatflow/core"
@@ -92,8 +93,9 @@ func (c BlockDrift) show(ctx context.Context, env *Env, showID int64, dryRun boo
 	}
 	for _, reason := range slices.Sorted(maps.Keys(restore)) {
 		blocks := restore[reason]
-		it := Item{ShowID: showID, SeatIDs: seatIDsOf(blocks), Action: ActionBlock,
-			Detail: "DB blocks the seats (" + reason + "), seat store shows " + firstOf(seenAs[reason])}
+		it := Item{ShowID: showID, SeatIDs: seatIDsOf(blocks), Action: ActionBlock}
+		it.say("DB blocks the seats ("+reason+"), seat store shows "+firstOf(seenAs[reason]),
+			core.Say("reconcile.note.block_restore", core.ArgText(firstOf(it.SeatIDs)), core.ArgWord("block.reason."+reason)))
 		if !env.wants(c.Name(), it) {
 			continue
 		}
@@ -114,8 +116,9 @@ func (c BlockDrift) show(ctx context.Context, env *Env, showID int64, dryRun boo
 	if len(stale) == 0 {
 		return nil
 	}
-	it := Item{ShowID: showID, SeatIDs: stale, Action: ActionUnblock,
-		Detail: "seat store blocks " + firstOf(what) + ", the DB does not"}
+	it := Item{ShowID: showID, SeatIDs: stale, Action: ActionUnblock}
+	it.say("seat store blocks "+firstOf(what)+", the DB does not",
+		core.Say("reconcile.note.block_stale", core.ArgText(firstOf(stale))))
 	if !env.wants(c.Name(), it) {
 		return nil
 	}
@@ -126,7 +129,8 @@ func (c BlockDrift) show(ctx context.Context, env *Env, showID int64, dryRun boo
 			it.fail(err)
 		case len(freed) < len(stale):
 			it.Fixed = len(freed) > 0
-			it.Detail += fmt.Sprintf("; unblocked %d, the others were blocked again since they were read: left alone", len(freed))
+			it.sayAlso(fmt.Sprintf("unblocked %d, the others were blocked again since they were read: left alone", len(freed)),
+				core.Say("reconcile.note.unblocked_some", core.ArgText(strconv.Itoa(len(freed)))))
 		default:
 			it.Fixed = true
 		}
@@ -171,7 +175,8 @@ func (c BlockDrift) restore(ctx context.Context, env *Env, showID int64, blocks,
 		}
 	}
 	if n := len(written) - len(gone); n < len(blocks) {
-		it.Detail += fmt.Sprintf("; blocked %d again, the others changed since they were read: left alone", n)
+		it.sayAlso(fmt.Sprintf("blocked %d again, the others changed since they were read: left alone", n),
+			core.Say("reconcile.note.blocked_some", core.ArgText(strconv.Itoa(n))))
 		it.Fixed = n > 0
 		return
 	}

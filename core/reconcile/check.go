@@ -68,9 +68,27 @@ type Item struct {
 	SeatIDs []string `json:"seat_ids,omitempty"`
 	UserID  int64    `json:"user_id,omitempty"`
 	Action  string   `json:"action"`
-	Detail  string   `json:"detail,omitempty"`
-	Fixed   bool     `json:"fixed"`
-	Error   string   `json:"error,omitempty"`
+	Detail  string   `json:"detail,omitempty"` // in English, for logs and the command line
+	// Notes are Detail sentence by sentence for the console, which says
+	// them in the reader's language.
+	Notes []core.Phrase `json:"notes,omitempty"`
+	Fixed bool          `json:"fixed"`
+	Error string        `json:"error,omitempty"`
+}
+
+// statusWord is an order status as a word of the console's catalog.
+func statusWord(s core.OrderStatus) core.PhraseArg { return core.ArgWord("status." + s.String()) }
+
+// say sets the item's detail: english for logs and the command line, ph
+// for the console.
+func (it *Item) say(english string, ph core.Phrase) {
+	it.Detail, it.Notes = english, []core.Phrase{ph}
+}
+
+// sayAlso adds a sentence to the item's detail.
+func (it *Item) sayAlso(english string, ph core.Phrase) {
+	it.Detail += "; " + english
+	it.Notes = append(it.Notes, ph)
 }
 
 // Env is what checks share within one run.

@@ -34,8 +34,9 @@ func (c ExpiredPending) Run(ctx context.Context, env *Env, dryRun bool) (Result,
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			it := Item{OrderNo: o.OrderNo, ShowID: o.ShowID, UserID: o.UserID, Action: ActionCancel,
-				Detail: fmt.Sprintf("pending %s past its expiry", env.Now.Sub(o.ExpireAt).Round(time.Millisecond))}
+			it := Item{OrderNo: o.OrderNo, ShowID: o.ShowID, UserID: o.UserID, Action: ActionCancel}
+			it.say(fmt.Sprintf("pending %s past its expiry", env.Now.Sub(o.ExpireAt).Round(time.Millisecond)),
+				core.Say("reconcile.note.expired", core.ArgDuration(env.Now.Sub(o.ExpireAt))))
 			if !env.wants(c.Name(), it) {
 				continue
 			}
@@ -67,7 +68,7 @@ func (c ExpiredPending) cancel(ctx context.Context, env *Env, it *Item) {
 		return
 	}
 	if !r.Won {
-		it.Detail = "already " + r.Order.Status.String()
+		it.say("already "+r.Order.Status.String(), core.Say("reconcile.note.already", statusWord(r.Order.Status)))
 		return
 	}
 	it.Fixed = true

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+
+	"seatflow/core"
 )
 
 // LimitDrift finds per-user purchase counters (seat store) that differ from
@@ -47,8 +50,9 @@ func (c LimitDrift) Run(ctx context.Context, env *Env, dryRun bool) (Result, err
 			if second[user] != d {
 				continue // it moved between the looks: something was in flight
 			}
-			it := Item{ShowID: s.showID, UserID: user, Action: ActionSetLimit,
-				Detail: fmt.Sprintf("counter %d, the DB gives the user %d seats", d.have, d.want)}
+			it := Item{ShowID: s.showID, UserID: user, Action: ActionSetLimit}
+			it.say(fmt.Sprintf("counter %d, the DB gives the user %d seats", d.have, d.want),
+				core.Say("reconcile.note.limit", core.ArgText(strconv.Itoa(d.have)), core.ArgText(strconv.Itoa(d.want))))
 			if !env.wants(c.Name(), it) {
 				continue
 			}
@@ -106,7 +110,7 @@ func (c LimitDrift) fix(ctx context.Context, env *Env, s snapshot, user int64, d
 		return
 	}
 	if !wrote {
-		it.Detail += "; the counter moved since it was read: left for the next run"
+		it.sayAlso("the counter moved since it was read: left for the next run", core.Say("reconcile.note.limit_moved"))
 		return
 	}
 	it.Fixed = true

@@ -3,7 +3,9 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strconv"
 
+	"seatflow/core"
 	"seatflow/core/store"
 )
 
@@ -29,9 +31,11 @@ func (c OpenDiscrepancy) Run(ctx context.Context, env *Env, _ bool) (Result, err
 		return res, err
 	}
 	for _, d := range sample {
-		it := Item{OrderNo: d.OrderNo, Action: ActionReport,
-			Detail: fmt.Sprintf("%s: txn %s, %d cents, open since %s", d.Kind, d.TxnID, d.AmountCents,
-				d.CreatedAt.Format("2006-01-02 15:04:05Z"))}
+		it := Item{OrderNo: d.OrderNo, Action: ActionReport}
+		it.say(fmt.Sprintf("%s: txn %s, %d cents, open since %s", d.Kind, d.TxnID, d.AmountCents,
+			d.CreatedAt.Format("2006-01-02 15:04:05Z")),
+			core.Say("reconcile.note.discrepancy", core.ArgWord("disc.kind."+string(d.Kind)), core.ArgText(d.TxnID),
+				core.ArgText(strconv.FormatInt(d.AmountCents, 10)), core.ArgTime(d.CreatedAt)))
 		if env.wants(c.Name(), it) {
 			res.add(env, c.Name(), it)
 		}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 
+	"seatflow/core"
 	"seatflow/core/store"
 )
 
@@ -37,12 +38,13 @@ func (c OrphanOrderSeat) Run(ctx context.Context, env *Env, dryRun bool) (Result
 				if r.Live() {
 					continue
 				}
-				state := "missing"
+				state, word := "missing", core.ArgWord("reconcile.word.missing")
 				if r.OrderFound {
-					state = r.Status.String()
+					state, word = r.Status.String(), statusWord(r.Status)
 				}
 				it := Item{OrderNo: r.OrderNo, ShowID: show, SeatIDs: []string{r.SeatID}, UserID: r.UserID,
-					Action: ActionDelete, Detail: "order is " + state}
+					Action: ActionDelete}
+				it.say("order is "+state, core.Say("reconcile.note.orphan", word))
 				if !env.wants(c.Name(), it) {
 					continue
 				}
@@ -69,7 +71,7 @@ func (c OrphanOrderSeat) delete(ctx context.Context, env *Env, o store.OrphanSea
 	case err != nil:
 		it.fail(err)
 	case !deleted:
-		it.Detail += "; the row changed since it was read: left alone"
+		it.sayAlso("the row changed since it was read: left alone", core.Say("reconcile.note.row_changed"))
 	default:
 		it.Fixed = true
 		if err := env.repaired(ctx, c.Name(), o.OrderNo, map[string]any{"action": ActionDelete,

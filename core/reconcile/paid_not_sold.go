@@ -80,8 +80,9 @@ func (c PaidNotSold) Run(ctx context.Context, env *Env, dryRun bool) (Result, er
 			p := orders[no]
 			slices.Sort(p.seats)
 			slices.Sort(p.seen)
-			it := Item{OrderNo: no, ShowID: s.showID, UserID: p.user, SeatIDs: p.seats, Action: ActionMarkSold,
-				Detail: "seat store shows " + strings.Join(p.seen, ", ")}
+			it := Item{OrderNo: no, ShowID: s.showID, UserID: p.user, SeatIDs: p.seats, Action: ActionMarkSold}
+			it.say("seat store shows "+strings.Join(p.seen, ", "),
+				core.Say("reconcile.note.paid_not_sold", core.ArgText(strings.Join(p.seen, ", "))))
 			if !env.wants(c.Name(), it) {
 				continue
 			}

@@ -63,8 +63,9 @@ func (c RefundedSold) Run(ctx context.Context, env *Env, dryRun bool) (Result, e
 				}
 				seatIDs := bySeller[no]
 				slices.Sort(seatIDs)
-				it := Item{OrderNo: no, ShowID: s.showID, UserID: user[no], SeatIDs: seatIDs, Action: ActionReleaseSold,
-					Detail: "order refunded, seat store shows " + strings.Join(seatIDs, ", ") + " sold to it"}
+				it := Item{OrderNo: no, ShowID: s.showID, UserID: user[no], SeatIDs: seatIDs, Action: ActionReleaseSold}
+				it.say("order refunded, seat store shows "+strings.Join(seatIDs, ", ")+" sold to it",
+					core.Say("reconcile.note.refunded_sold", core.ArgText(strings.Join(seatIDs, ", "))))
 				if !env.wants(c.Name(), it) {
 					continue
 				}
@@ -85,7 +86,7 @@ func (c RefundedSold) release(ctx context.Context, env *Env, showID int64, it *I
 	case err != nil:
 		it.fail(err)
 	case n == 0:
-		it.Detail += "; the seats changed since they were read: left alone"
+		it.sayAlso("the seats changed since they were read: left alone", core.Say("reconcile.note.seats_changed"))
 	default:
 		it.Fixed = true
 		if err := env.repaired(ctx, c.Name(), it.OrderNo, map[string]any{"action": ActionReleaseSold,

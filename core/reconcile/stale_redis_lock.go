@@ -75,15 +75,20 @@ func (c StaleRedisLock) release(ctx context.Context, env *Env, s snapshot, dryRu
 		if exists && !o.ClosedAt.IsZero() && !o.ClosedAt.Before(cutoff) {
 			continue // closed moments ago: its own release may be on its way
 		}
-		why := "no such order"
+		age := env.Now.Sub(h.LockedAt).Round(time.Second)
+		why, note := "no such order", core.Say("reconcile.note.stale_no_order", core.ArgDuration(age))
 		switch {
 		case exists && o.Status == core.StatusPending:
-			why = "order pending but the DB gives the seat to " + rowOwner(s, h.SeatID)
+			owner, ownerArg := rowOwner(s, h.SeatID)
+			why = "order pending but the DB gives the seat to " + owner
+			note = core.Say("reconcile.note.stale_pending", ownerArg, core.ArgDuration(age))
 		case exists:
 			why = "order " + o.Status.String()
+			note = core.Say("reconcile.note.stale_closed", statusWord(o.Status), core.ArgDuration(age))
 		}
 		it := Item{OrderNo: h.OrderNo, ShowID: s.showID, SeatIDs: []string{h.SeatID}, UserID: h.UserID,
-			Action: ActionRelease, Detail: why + ", locked " + env.Now.Sub(h.LockedAt).Round(time.Second).String() + " ago"}
+			Action: ActionRelease}
+		it.say(why+", locked "+age.String()+" ago", note)
 		if !env.wants(c.Name(), it) {
 			continue
 		}
@@ -93,7 +98,7 @@ func (c StaleRedisLock) release(ctx context.Context, env *Env, s snapshot, dryRu
 			case err != nil:
 				it.fail(err)
 			case !ok:
-				it.Detail += "; the lock changed since it was read: left alone"
+				it.sayAlso("the lock changed since it was read: left alone", core.Say("reconcile.note.lock_changed"))
 			default:
 				it.Fixed = true
 				freed[h.SeatID] = true
@@ -127,11 +132,11 @@ func (c StaleRedisLock) holders(ctx context.Context, env *Env, stale []core.Seat
 	return out, nil
 }
 
-func rowOwner(s snapshot, seat string) string {
+func rowOwner(s snapshot, seat string) (string, core.PhraseArg) {
 	if r, ok := s.rows[seat]; ok {
-		return r.OrderNo
+		return r.OrderNo, core.ArgText(r.OrderNo)
 	}
-	return "nobody"
+	return "nobody", core.ArgWord("reconcile.word.nobody")
 }
 
 // relock locks again the seats of pending orders that the seat store lost
@@ -161,8 +166,8 @@ func (c StaleRedisLock) relock(ctx context.Context, env *Env, s snapshot, freed 
 	for _, no := range slices.Sorted(maps.Keys(lost)) {
 		p := lost[no]
 		slices.Sort(p.seats)
-		it := Item{OrderNo: no, ShowID: s.showID, SeatIDs: p.seats, UserID: p.user, Action: ActionRelock,
-			Detail: "pending order's seats are not held in the seat store"}
+		it := Item{OrderNo: no, ShowID: s.showID, SeatIDs: p.seats, UserID: p.user, Action: ActionRelock}
+		it.say("pending order's seats are not held in the seat store", core.Say("reconcile.note.relock"))
 		if !env.wants(c.Name(), it) {
 			continue
 		}
@@ -173,7 +178,7 @@ func (c StaleRedisLock) relock(ctx context.Context, env *Env, s snapshot, freed 
 			err := env.Seats.LockBlocked(ctx, s.showID, p.user, no, p.seats, 0, p.created)
 			switch {
 			case errors.Is(err, core.ErrSeatUnavailable):
-				it.Detail += "; locked by another order meanwhile: left for the next run"
+				it.sayAlso("locked by another order meanwhile: left for the next run", core.Say("reconcile.note.relock_taken"))
 			case err != nil:
 				it.fail(err)
 			default:
@@ -205,14 +210,14 @@ func (c StaleRedisLock) confirmRelock(ctx context.Context, env *Env, showID, use
 		}
 		return
 	}
-	ended := "gone"
+	ended, endedWord := "gone", core.ArgWord("reconcile.word.gone")
 	if exists {
-		ended = o.Status.String()
+		ended, endedWord = o.Status.String(), statusWord(o.Status)
 	}
 	// The holder-guarded release frees only this order's locks.
 	if _, err := env.Seats.Release(ctx, showID, user, it.OrderNo, it.SeatIDs); err != nil {
 		it.fail(fmt.Errorf("order %s meanwhile, giving its seats back: %w", ended, err))
 		return
 	}
-	it.Detail += "; order " + ended + " meanwhile: lock given back"
+	it.sayAlso("order "+ended+" meanwhile: lock given back", core.Say("reconcile.note.ended_meanwhile", endedWord))
 }

@@ -3,7 +3,10 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"seatflow/core"
 )
 
 // UnsentTimeout sends the latest timeout hop of pending orders whose send
@@ -40,8 +43,9 @@ func (c UnsentTimeout) Run(ctx context.Context, env *Env, dryRun bool) (Result, 
 			}
 			seen[o.OrderNo] = true
 			fresh++
-			it := Item{OrderNo: o.OrderNo, ShowID: o.ShowID, UserID: o.UserID, Action: ActionResend,
-				Detail: fmt.Sprintf("hop %d unsent since %s", o.TimeoutHop, o.TimeoutResendAt.Format(time.RFC3339Nano))}
+			it := Item{OrderNo: o.OrderNo, ShowID: o.ShowID, UserID: o.UserID, Action: ActionResend}
+			it.say(fmt.Sprintf("hop %d unsent since %s", o.TimeoutHop, o.TimeoutResendAt.Format(time.RFC3339Nano)),
+				core.Say("reconcile.note.unsent", core.ArgText(strconv.Itoa(o.TimeoutHop)), core.ArgTime(o.TimeoutResendAt)))
 			if !env.wants(c.Name(), it) {
 				continue
 			}
@@ -65,7 +69,7 @@ func (c UnsentTimeout) resend(ctx context.Context, env *Env, it *Item) {
 		return
 	}
 	if !sent {
-		it.Detail = "sent by another"
+		it.say("sent by another", core.Say("reconcile.note.sent_by_another"))
 		return
 	}
 	it.Fixed = true
