@@ -192,19 +192,11 @@ func (q *Queue) Owner() string { return q.opts.Owner }
 // delay (level == 0). The row's due time is rounded up to the millisecond, so
 // a task is never delivered early.
 func (q *Queue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay time.Duration) error {
-	d, err := q.delayFor(level, delay)
+	first, err := q.insertTasks(ctx, q.db, []core.QueuedMsg{{Msg: msg, Level: level, Delay: delay}})
 	if err != nil {
-		return fmt.Errorf("dbqueue: send %s hop %d: %w", msg.OrderNo, msg.Hop, err)
+		return err
 	}
-	now := q.opts.Clock.Now()
-	due := ceilMilli(now.Add(d))
-	_, err = q.db.ExecContext(ctx,
-		`INSERT INTO delay_task (order_no, hop, trace_id, due_at, created_at) VALUES (?, ?, ?, ?, ?)`,
-		msg.OrderNo, msg.Hop, msg.TraceID, due, now.UnixMilli())
-	if err != nil {
-		return fmt.Errorf("dbqueue: send %s hop %d: insert: %w", msg.OrderNo, msg.Hop, err)
-	}
-	q.wakeBy(due)
+	q.wakeBy(first)
 	return nil
 }
 
@@ -219,25 +211,35 @@ func (q *Queue) SendTx(ctx context.Context, tx core.Tx, msgs []core.QueuedMsg) (
 	if len(msgs) == 0 {
 		return func() {}, nil
 	}
+	first, err := q.insertTasks(ctx, sx.SQL(), msgs)
+	if err != nil {
+		return nil, err
+	}
+	return func() { q.wakeBy(first) }, nil
+}
+
+// insertTasks writes msgs as delay_task rows through x (the queue's pool,
+// or a caller's transaction) and returns the earliest due time (unix ms).
+func (q *Queue) insertTasks(ctx context.Context, x sqlx.ExecerContext, msgs []core.QueuedMsg) (int64, error) {
 	now := q.opts.Clock.Now()
 	first := int64(math.MaxInt64)
 	args := make([]any, 0, 5*len(msgs))
 	for _, m := range msgs {
 		d, err := q.delayFor(m.Level, m.Delay)
 		if err != nil {
-			return nil, fmt.Errorf("dbqueue: send %s hop %d: %w", m.Msg.OrderNo, m.Msg.Hop, err)
+			return 0, fmt.Errorf("dbqueue: send %s hop %d: %w", m.Msg.OrderNo, m.Msg.Hop, err)
 		}
 		due := ceilMilli(now.Add(d))
 		first = min(first, due)
 		args = append(args, m.Msg.OrderNo, m.Msg.Hop, m.Msg.TraceID, due, now.UnixMilli())
 	}
-	tuple := "(?, ?, ?, ?, ?)"
-	_, err := sx.SQL().ExecContext(ctx, `INSERT INTO delay_task (order_no, hop, trace_id, due_at, created_at) VALUES `+
+	const tuple = "(?, ?, ?, ?, ?)"
+	_, err := x.ExecContext(ctx, `INSERT INTO delay_task (order_no, hop, trace_id, due_at, created_at) VALUES `+
 		tuple+strings.Repeat(", "+tuple, len(msgs)-1), args...)
 	if err != nil {
-		return nil, fmt.Errorf("dbqueue: send %d in a transaction: insert: %w", len(msgs), err)
+		return 0, fmt.Errorf("dbqueue: send %s hop %d (%d in all): insert: %w", msgs[0].Msg.OrderNo, msgs[0].Msg.Hop, len(msgs), err)
 	}
-	return func() { q.wakeBy(first) }, nil
+	return first, nil
 }
 
 func (q *Queue) delayFor(level int, delay time.Duration) (time.Duration, error) {
