@@ -52,7 +52,8 @@ type Engine struct {
 	plans     seatPlans
 	placer    *groupCommit[placement] // Place's transactions (placebatch.go)
 	events    *groupCommit[Event]     // after-commit timeline rows (addEvent)
-	canceller *groupCommit[cancelTx]  // CancelAndRelease's transactions (cancelbatch.go)
+	canceller *groupCommit[endTx]     // CancelAndRelease's transactions (endbatch.go)
+	payer     *groupCommit[endTx]     // HandlePayment's transactions (endbatch.go)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.
@@ -87,7 +88,8 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	}
 	e.placer = e.newPlaceWriter()
 	e.events = newGroupCommit(eventWriters, eventMaxBatch, e.writeEvents)
-	e.canceller = e.newCancelWriter()
+	e.canceller = e.newEndWriter(WriterCancel)
+	e.payer = e.newEndWriter(WriterPay)
 	return e, nil
 }
 
@@ -607,7 +609,7 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 	)
 	now := e.clock.Now()
 	path := ExpiryPath(r.Reason, r.Actor)
-	err := e.canceller.do(ctx, cancelTx{ctx: ctx, orderNo: r.OrderNo, fn: func(ctx context.Context, tx Tx) error {
+	err := e.canceller.do(ctx, endTx{ctx: ctx, orderNo: r.OrderNo, fn: func(ctx context.Context, tx Tx) error {
 		won, order, released = false, Order{}, nil
 		// Lock the row before the conditional update, in the same order as
 		// the payment path: InnoDB deadlocks when one transaction upgrades
@@ -753,7 +755,9 @@ var paymentRefPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/+=-]*$`)
 // HandlePayment applies a verified payment callback. One transaction records
 // the payment (UNIQUE txn_id makes a repeat a no-op "duplicate") and runs the
 // same conditional update as every cancel; a payment that loses to a cancel
-// becomes a recorded discrepancy and never revives the order.
+// becomes a recorded discrepancy and never revives the order. Callbacks that
+// arrive together share that transaction (endbatch.go), each still deciding
+// its own order's fate.
 func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, error) {
 	switch {
 	case len(p.OrderNo) > 40 || !paymentRefPattern.MatchString(p.OrderNo):
@@ -778,7 +782,7 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		duplicate bool
 		conflict  bool
 	)
-	err := e.store.InTx(ctx, func(tx Tx) error {
+	err := e.payer.do(ctx, endTx{ctx: ctx, orderNo: p.OrderNo, fn: func(ctx context.Context, tx Tx) error {
 		result, order, discKind, mismatch, duplicate, conflict = "", Order{}, "", false, false, false
 		// The order row first, as in every cancel (one lock order, no
 		// deadlock). Money for an unknown order is recorded all the same.
@@ -859,7 +863,7 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		return tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: kind, Detail: map[string]any{
 			"txn_id": p.TxnID, "kind": discKind, "amount_cents": p.AmountCents,
 			"order_amount_cents": order.AmountCents, "order_status": order.Status.String()}})
-	})
+	}})
 	if err != nil {
 		return "", fmt.Errorf("payment %s for %s: %w", p.TxnID, p.OrderNo, err)
 	}

@@ -13,11 +13,21 @@ func PlaceQueueLen(e *Engine) int {
 }
 
 // CancelWriters is how many cancel batches may commit at once.
-const CancelWriters = cancelWriters
+const CancelWriters = endWriters
 
 // CancelQueueLen is how many cancels wait for a writer.
 func CancelQueueLen(e *Engine) int {
 	e.canceller.mu.Lock()
 	defer e.canceller.mu.Unlock()
 	return len(e.canceller.queue)
+}
+
+// PayWriters is how many payment batches may commit at once.
+const PayWriters = endWriters
+
+// PayQueueLen is how many payments wait for a writer.
+func PayQueueLen(e *Engine) int {
+	e.payer.mu.Lock()
+	defer e.payer.mu.Unlock()
+	return len(e.payer.queue)
 }

@@ -44,6 +44,7 @@ const (
 	WriterPlace  = "place"
 	WriterEvents = "events"
 	WriterCancel = "cancel"
+	WriterPay    = "pay"
 )
 
 // Expiry paths: which path cancelled an expired order, the label of
@@ -184,11 +185,12 @@ func (m *Metrics) zero() {
 	for _, o := range []RefundState{RefundDone, RefundRequested, RefundRejected} {
 		m.Refunds.WithLabelValues(string(o))
 	}
-	for _, w := range []string{WriterPlace, WriterEvents, WriterCancel} {
+	for _, w := range []string{WriterPlace, WriterEvents, WriterCancel, WriterPay} {
 		m.GroupCommitBatch.WithLabelValues(w)
 	}
 	m.GroupCommitFallbacks.WithLabelValues(WriterPlace)
 	m.GroupCommitFallbacks.WithLabelValues(WriterCancel)
+	m.GroupCommitFallbacks.WithLabelValues(WriterPay)
 }
 
 // zeroHops creates the hop counter of every delay level p can choose.

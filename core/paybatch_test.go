@@ -1,0 +1,212 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"seatflow/core"
+	"seatflow/core/stacktest"
+	"seatflow/core/store"
+)
+
+// paymentFaultTx breaks the batch's transaction at its n-th paid event.
+type paymentFaultTx struct {
+	core.Tx
+	events *atomic.Int32
+	n      int32
+	fault  func() error
+}
+
+func (f paymentFaultTx) AddEvent(ctx context.Context, ev core.Event) error {
+	if f.events.Add(1) == f.n {
+		if err := f.fault(); err != nil {
+			return err
+		}
+	}
+	return f.Tx.AddEvent(ctx, ev)
+}
+
+// TestGroupCommitPayments queues 24 callbacks behind payment writers held
+// busy, so they are written in one batch: 20 orders paid, one callback sent
+// twice, a second payment of one order, money for a cancelled order and for
+// an unknown one. Each order is paid exactly once, every other callback is
+// a duplicate or a discrepancy exactly as when written alone, and the
+// batch is one transaction. With the batch's connection killed in its
+// middle, the batch is written one by one and the outcome is the same.
+func TestGroupCommitPayments(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kill bool
+	}{{name: "one batch"}, {name: "connection killed mid-batch", kill: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+				ctx := context.Background()
+				show := st.NewShow(t, 4, 24)
+				direct := st.Engine(t, core.Config{HoldTTL: time.Minute}, nil)
+				place := func(user int64, seat string) core.Order {
+					o, err := direct.Place(ctx, core.PlaceRequest{UserID: user, ShowID: show.ID, SeatIDs: []string{seat}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return o
+				}
+				var plugs, orders []core.Order
+				for i := range core.PayWriters {
+					plugs = append(plugs, place(900+int64(i), fmt.Sprintf("D-%d", i+1)))
+				}
+				for i := range 20 {
+					orders = append(orders, place(int64(i+1), fmt.Sprintf("A-%d", i+1)))
+				}
+				cancelled := place(800, "C-1")
+				if _, err := direct.CancelAndRelease(ctx, core.CancelRequest{OrderNo: cancelled.OrderNo, Reason: core.ReasonCustomer, Actor: "user:800"}); err != nil {
+					t.Fatal(err)
+				}
+
+				gs := &gatedStore{Store: st.DB, gate: make(chan struct{}), holdN: core.PayWriters}
+				if tc.kill {
+					var events atomic.Int32
+					gs.inTx = func(tx core.Tx) core.Tx {
+						return paymentFaultTx{Tx: tx, events: &events, n: 10,
+							fault: func() error { return killOpenTransactions(ctx, st) }}
+					}
+				}
+				metrics := core.NewMetrics(nil)
+				eng, err := core.NewEngine(core.Config{HoldTTL: time.Minute, Delay: core.DefaultDelayPolicy()},
+					core.Deps{Store: gs, Seats: st.Seats, Queue: st.Queue, Metrics: metrics})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pay := func(o core.Order, txn string) core.Payment {
+					return core.Payment{OrderNo: o.OrderNo, TxnID: txn, AmountCents: o.AmountCents}
+				}
+				deadline := time.Now().Add(10 * time.Second)
+				var wg sync.WaitGroup
+				for i, o := range plugs { // one at a time, each keeps a writer busy
+					wg.Go(func() {
+						if _, err := eng.HandlePayment(ctx, pay(o, "PLUG-"+o.OrderNo)); err != nil {
+							t.Errorf("plug payment: %v", err)
+						}
+					})
+					for gs.heldNow() <= i {
+						if time.Now().After(deadline) {
+							t.Fatalf("plug payment %d never reached the store", i)
+						}
+						time.Sleep(time.Millisecond)
+					}
+				}
+				var reqs []core.Payment
+				for i, o := range orders {
+					reqs = append(reqs, pay(o, fmt.Sprintf("T-%d", i)))
+				}
+				reqs = append(reqs,
+					pay(orders[0], "T-0"),         // the same callback again
+					pay(orders[1], "T-1-SECOND"),  // a second payment of one order
+					pay(cancelled, "T-CANCELLED"), // money for an order cancelled before
+					core.Payment{OrderNo: "SF-NO-SUCH-ORDER", TxnID: "T-UNKNOWN", AmountCents: 700})
+				results := make([]core.PaymentResult, len(reqs))
+				errs := make([]error, len(reqs))
+				for i, p := range reqs {
+					wg.Go(func() { results[i], errs[i] = eng.HandlePayment(ctx, p) })
+				}
+				for core.PayQueueLen(eng) < len(reqs) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d of %d payments queued", core.PayQueueLen(eng), len(reqs))
+					}
+					time.Sleep(time.Millisecond)
+				}
+				close(gs.gate)
+				wg.Wait()
+
+				count := map[string]map[core.PaymentResult]int{}
+				for i, p := range reqs {
+					if errs[i] != nil {
+						t.Errorf("payment %s of %s: %v", p.TxnID, p.OrderNo, errs[i])
+						continue
+					}
+					if count[p.OrderNo] == nil {
+						count[p.OrderNo] = map[core.PaymentResult]int{}
+					}
+					count[p.OrderNo][results[i]]++
+				}
+				want := func(orderNo string, applied, duplicate, discrepancy int) {
+					t.Helper()
+					c := count[orderNo]
+					if c[core.PaymentApplied] != applied || c[core.PaymentDuplicate] != duplicate || c[core.PaymentDiscrepancy] != discrepancy {
+						t.Errorf("order %s: %v, want %d applied, %d duplicate, %d discrepancy", orderNo, c, applied, duplicate, discrepancy)
+					}
+				}
+				want(orders[0].OrderNo, 1, 1, 0)
+				want(orders[1].OrderNo, 1, 0, 1)
+				for _, o := range orders[2:] {
+					want(o.OrderNo, 1, 0, 0)
+				}
+				want(cancelled.OrderNo, 0, 0, 1)
+				want("SF-NO-SUCH-ORDER", 0, 0, 1)
+
+				for i, o := range orders {
+					got, _, err := eng.Order(ctx, o.OrderNo)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Status != core.StatusPaid {
+						t.Errorf("order %s is %v, want paid", o.OrderNo, got.Status)
+					}
+					if state := seatState(t, st, show.ID, fmt.Sprintf("A-%d", i+1)); state != core.SeatSold {
+						t.Errorf("seat of paid order %s is %v in the seat store", o.OrderNo, state)
+					}
+					pays, err := st.DB.OrderPayments(ctx, o.OrderNo)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if wantRows := map[int]int{1: 2}[i]; len(pays) != max(wantRows, 1) {
+						t.Errorf("order %s has %d payment rows, want %d: %+v", o.OrderNo, len(pays), max(wantRows, 1), pays)
+					}
+				}
+				if got, _, _ := eng.Order(ctx, cancelled.OrderNo); got.Status != core.StatusCancelled {
+					t.Errorf("the cancelled order is %v after its payment, want cancelled", got.Status)
+				}
+				cases, err := st.DB.Discrepancies(ctx, store.DiscrepancyOpen, 100, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kinds := map[string]string{}
+				for _, d := range cases {
+					kinds[d.OrderNo] = d.Kind
+				}
+				if len(cases) != 3 || kinds[orders[1].OrderNo] != core.DiscrepancySecondPayment ||
+					kinds[cancelled.OrderNo] != core.DiscrepancyPaidAfterCancel || kinds["SF-NO-SUCH-ORDER"] != core.DiscrepancyUnknownOrder {
+					t.Errorf("open cases: %v, want second_payment, paid_after_cancel and unknown_order", kinds)
+				}
+
+				fallbacks := testutil.ToFloat64(metrics.GroupCommitFallbacks.WithLabelValues(core.WriterPay))
+				var m dto.Metric
+				if err := metrics.GroupCommitBatch.WithLabelValues(core.WriterPay).(prometheus.Histogram).Write(&m); err != nil {
+					t.Fatal(err)
+				}
+				if tc.kill {
+					// The plugs alone; the batch rolled back and was written
+					// one by one, which the batch sizes do not count.
+					if fallbacks != 1 || m.Histogram.GetSampleCount() != uint64(len(plugs)) {
+						t.Errorf("%v payment batches written one by one, %d batches; want 1 and %d",
+							fallbacks, m.Histogram.GetSampleCount(), len(plugs))
+					}
+					return
+				}
+				// The plugs alone, then one transaction for all 24.
+				if fallbacks != 0 || m.Histogram.GetSampleCount() != uint64(len(plugs))+1 ||
+					m.Histogram.GetSampleSum() != float64(len(plugs)+len(reqs)) {
+					t.Errorf("payment batches: %d transactions of %v payments in all, %v fallbacks; want %d of %d, none",
+						m.Histogram.GetSampleCount(), m.Histogram.GetSampleSum(), fallbacks, len(plugs)+1, len(plugs)+len(reqs))
+				}
+			})
+		})
+	}
+}
