@@ -37,10 +37,11 @@ type expirePhase struct {
 
 // expireResult is the expire scenario for one delay mode.
 type expireResult struct {
-	Mode   core.DelayMode `json:"mode"`
-	Raw    queueLateness  `json:"raw_queue"`
-	Commit loadResult     `json:"db_commit"` // the raw limit the backlog's drain is set beside
-	Phases []expirePhase  `json:"phases"`
+	Mode      core.DelayMode `json:"mode"`
+	Raw       queueLateness  `json:"raw_queue"`
+	Commit    loadResult     `json:"db_commit"` // the raw limit the backlog's drain is set beside
+	CommitCPU cpuUsage       `json:"db_commit_cpu"`
+	Phases    []expirePhase  `json:"phases"`
 }
 
 // runExpire measures one delay mode on a server of its own (the hold TTL
@@ -59,7 +60,7 @@ func runExpire(ctx context.Context, o Options, mode core.DelayMode, getenv func(
 	if res.Raw, err = measureQueueLateness(ctx, o, s, mode, o.Orders, p); err != nil {
 		return res, err
 	}
-	if res.Commit, err = measureCommit(ctx, o, s, p); err != nil {
+	if res.Commit, res.CommitCPU, err = measureCommit(ctx, o, s, p); err != nil {
 		return res, fmt.Errorf("limit DB commit: %w", err)
 	}
 	policy := serverPolicy(o.Stack, mode)

@@ -83,8 +83,9 @@ func measureEval(ctx context.Context, o Options, s *stack, p *progress) (_ loadR
 
 // measureCommit runs single-row INSERT+COMMIT transactions on a throwaway
 // table of the stack's database, through a pool like the server's
-// (store.Open's defaults: 32 connections on MySQL, the one writer on SQLite).
-func measureCommit(ctx context.Context, o Options, s *stack, p *progress) (_ loadResult, err error) {
+// (store.Open's defaults: 32 connections on MySQL, the one writer on SQLite),
+// and where the machine's CPU went meanwhile.
+func measureCommit(ctx context.Context, o Options, s *stack, p *progress) (_ loadResult, _ cpuUsage, err error) {
 	x := s.db.X()
 	table := "bench_commit_" + randHex(4)
 	ddl := "CREATE TABLE " + table + " (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, k VARCHAR(40) NOT NULL, v BIGINT NOT NULL) ENGINE=InnoDB"
@@ -92,7 +93,7 @@ func measureCommit(ctx context.Context, o Options, s *stack, p *progress) (_ loa
 		ddl = "CREATE TABLE " + table + " (id INTEGER PRIMARY KEY, k TEXT NOT NULL, v BIGINT NOT NULL)"
 	}
 	if _, err := x.ExecContext(ctx, ddl); err != nil {
-		return loadResult{}, fmt.Errorf("create %s: %w", table, err)
+		return loadResult{}, cpuUsage{}, fmt.Errorf("create %s: %w", table, err)
 	}
 	defer func() {
 		if _, derr := x.ExecContext(context.WithoutCancel(ctx), "DROP TABLE "+table); derr != nil {
@@ -100,6 +101,7 @@ func measureCommit(ctx context.Context, o Options, s *stack, p *progress) (_ loa
 		}
 	}()
 	insert := "INSERT INTO " + table + " (k, v) VALUES (?, ?)"
+	ledger := s.startCPULedger()
 	r := runLoad(ctx, limitSpec(o, "limit: DB INSERT+COMMIT"), p, func(ctx context.Context, i int64) (string, error) {
 		tx, err := x.BeginTxx(ctx, nil)
 		if err != nil {
@@ -113,7 +115,7 @@ func measureCommit(ctx context.Context, o Options, s *stack, p *progress) (_ loa
 		}
 		return "ok", nil
 	})
-	return r, limitErr(r)
+	return r, ledger.stop(r.Ops), limitErr(r)
 }
 
 // limitMsg is a timeout message of the engine's size: order numbers and

@@ -44,6 +44,7 @@ type payResult struct {
 	Callbacks int        `json:"callbacks"`
 	Place     loadResult `json:"place"`
 	Pay       loadResult `json:"pay"`
+	PayCPU    cpuUsage   `json:"pay_cpu_ledger"` // where the machine's CPU went, per callback
 	PaidInDB  int        `json:"paid_in_db"`
 	Payments  int        `json:"payment_rows"`
 	Check     seatCheck  `json:"check"`
@@ -91,6 +92,7 @@ func runPay(ctx context.Context, o Options, s *stack, p *progress) (payResult, e
 	jobs := payJobs(o.PayOrders, o.DupEvery, 2*o.Clients)
 	res.Callbacks = len(jobs)
 	run := randHex(4)
+	ledger := s.startCPULedger()
 	res.Pay = runLoad(ctx, loadSpec{Label: fmt.Sprintf("pay: %d callbacks", len(jobs)), Clients: o.Clients,
 		Ops: int64(len(jobs)), Duration: o.MaxTime}, p,
 		func(ctx context.Context, i int64) (string, error) {
@@ -98,6 +100,7 @@ func runPay(ctx context.Context, o Options, s *stack, p *progress) (payResult, e
 			od := orders[j.Order]
 			return s.api.pay(ctx, od.no, fmt.Sprintf("TXN-%s-%d", run, j.Order), od.amount, time.Now())
 		})
+	res.PayCPU = ledger.stop(res.Pay.Ops)
 	if err := res.Pay.failure(); err != nil {
 		return res, fmt.Errorf("pay: callbacks: %w", err)
 	}
@@ -128,7 +131,11 @@ func payRows(stack string, res payResult, lim limitSet) []Row {
 		return Row{Scenario: ScenarioPay, Stack: stack, Metric: metric, Value: v, Unit: unit}
 	}
 	c := lim.Commit
-	return []Row{
+	var measured float64
+	if c.Rate > 0 {
+		measured = res.Pay.Rate / c.Rate
+	}
+	rows := []Row{
 		row("callbacks/s (10 % repeats)", res.Pay.Rate, "/s").vs("raw DB commit/s", c.Rate).
 			target("≥ 0.60 ratio", res.Pay.Rate >= 0.6*c.Rate),
 		row("latency p50", ms(res.Pay.Latency.P50), "ms").vs("DB commit p50", ms(c.Latency.P50)),
@@ -138,4 +145,6 @@ func payRows(stack string, res payResult, lim limitSet) []Row {
 			target("all", res.PaidInDB == res.Orders && res.Payments == res.Orders),
 		row("seats whose Redis state ≠ DB", float64(res.Check.Mismatch), "").target("= 0", res.Check.ok()),
 	}
+	rows = append(rows, cpuRows(row, "callback", "callbacks", res.PayCPU)...)
+	return append(rows, ceilingRow(row, "callback", lim.CommitCPU, res.PayCPU, "callbacks/s", measured))
 }

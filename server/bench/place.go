@@ -25,6 +25,7 @@ type placeResult struct {
 	Conflicts float64       `json:"conflict_rate"`
 	Mem       memWindow     `json:"server_memory"`
 	CPU       time.Duration `json:"server_cpu_ns"`
+	CPULedger cpuUsage      `json:"cpu_ledger"` // where the machine's CPU went, per order placed
 	Check     seatCheck     `json:"check"`
 }
 
@@ -38,6 +39,7 @@ func runPlace(ctx context.Context, o Options, s *stack, p *progress) (placeResul
 	if err != nil {
 		return res, err
 	}
+	ledger := s.startCPULedger()
 	var (
 		samples           []time.Duration
 		placedShows       []int64
@@ -84,6 +86,7 @@ func runPlace(ctx context.Context, o Options, s *stack, p *progress) (placeResul
 		orders += pr.Orders
 		conflicts += pr.Conflicts
 	}
+	res.CPULedger = ledger.stop(orders)
 	if res.Mem, err = s.child.mem.window(); err != nil {
 		return res, err
 	}
@@ -141,6 +144,16 @@ func placeRows(stack string, res placeResult, lim limitSet) []Row {
 		// the cost of an order, which the rate alone hides on shared cores.
 		rows = append(rows, row("server CPU per order placed", ms(res.CPU)/float64(placed), "ms"))
 	}
+	rows = append(rows, cpuRows(row, "order placed", "placing", res.CPULedger)...)
+	var placing time.Duration
+	for _, r := range res.Rounds {
+		placing += r.Load.Elapsed
+	}
+	var measured float64
+	if placing > 0 && lim.Commit.Rate > 0 {
+		measured = float64(placed) / placing.Seconds() / lim.Commit.Rate
+	}
+	rows = append(rows, ceilingRow(row, "order placed", lim.CommitCPU, res.CPULedger, "orders/s", measured))
 	rows = append(rows,
 		row("conflict rate (409 / requests)", 100*res.Conflicts, "%"),
 		row("server peak RSS under load", mb(res.Mem.PeakRSS), "MB").

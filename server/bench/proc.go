@@ -136,10 +136,14 @@ func (p *procSampler) window() (memWindow, error) {
 }
 
 // cpu returns the process's CPU time so far.
-func (p *procSampler) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+func (p *procSampler) cpu() (time.Duration, error) { return readProcCPU(p.pid) }
+
+// readProcCPU returns the user+system CPU time of process pid so far, all
+// its threads together.
+func readProcCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("reading CPU time of pid %d: %w", p.pid, err)
+		return 0, fmt.Errorf("reading CPU time of pid %d: %w", pid, err)
 	}
 	return parseStatCPU(string(b))
 }

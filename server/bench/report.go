@@ -23,6 +23,9 @@ type Row struct {
 	Ratio      float64 `json:"ratio,omitempty"` // Value / LimitValue
 	Target     string  `json:"target,omitempty"`
 	Met        string  `json:"met,omitempty"` // yes, no, or empty without a target
+	// Absent says why there is no value (a process not found, /proc
+	// unreadable): Value is then not a measurement.
+	Absent string `json:"absent,omitempty"`
 }
 
 // vs sets the limit the row is compared with, and the ratio.
@@ -30,6 +33,21 @@ func (r Row) vs(limit string, v float64) Row {
 	r.Limit, r.LimitValue = limit, v
 	if v != 0 {
 		r.Ratio = r.Value / v
+	}
+	return r
+}
+
+// beside sets a figure printed beside the value with no ratio: a ratio of
+// two ratios says nothing more.
+func (r Row) beside(what string, v float64) Row {
+	r.Limit, r.LimitValue = what, v
+	return r
+}
+
+// absent marks the row as having no value, for the reason why ("" keeps it).
+func (r Row) absent(why string) Row {
+	if why != "" {
+		r.Absent, r.Value = why, 0
 	}
 	return r
 }
@@ -105,6 +123,9 @@ func formatTable(rows []Row) string {
 	cells := [][]string{tableHeader}
 	for _, r := range rows {
 		c := []string{r.Scenario, r.Stack, r.Metric, formatValue(r.Value, r.Unit), r.Limit, "", "", r.Target, r.Met}
+		if r.Absent != "" {
+			c[3] = r.Absent
+		}
 		if r.Limit != "" {
 			c[5] = formatValue(r.LimitValue, r.Unit)
 		}

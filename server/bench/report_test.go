@@ -44,6 +44,12 @@ func TestFormatTable(t *testing.T) {
 			"| -------- | ----- | --------- | ----- | ---------------- | ----------- | ----- | ------ | --- |\n" +
 			"| place    | real  | orders/s  | 500/s | DB commit/s      | 2000/s      | 0.25  | ≥ 0.50 | no  |\n" +
 			"| place    | real  | conflicts | 4.2 % |                  |             |       |        |     |\n"},
+		{name: "a row without a value says why", rows: []Row{
+			Row{Scenario: "place", Stack: "real", Metric: "CPU: redis", Value: 12, Unit: "µs"}.absent("not found"),
+		}, want: "" +
+			"| scenario | stack | metric     | value     | limit (same run) | limit value | ratio | target | met |\n" +
+			"| -------- | ----- | ---------- | --------- | ---------------- | ----------- | ----- | ------ | --- |\n" +
+			"| place    | real  | CPU: redis | not found |                  |             |       |        |     |\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -131,23 +131,10 @@ var hostPort = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{1,5}`)
 // loopback broker address in its body by that broker's proxy. The header
 // (code, opaque, remark) is left as it is.
 func (d *delayedStores) nameServerReplies(r io.Reader) ([]byte, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
+	head, body, err := readFrame(r)
+	if err != nil {
 		return nil, err
 	}
-	n := binary.BigEndian.Uint32(size[:])
-	if n < 4 || n > maxFrame {
-		return nil, fmt.Errorf("rocketmq frame of %d bytes", n)
-	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(r, frame); err != nil {
-		return nil, err
-	}
-	headerLen := int(binary.BigEndian.Uint32(frame[:4]) & 0xFFFFFF)
-	if 4+headerLen > len(frame) {
-		return nil, fmt.Errorf("rocketmq header of %d bytes in a frame of %d", headerLen, n)
-	}
-	head, body := frame[:4+headerLen], frame[4+headerLen:]
 	var rerr error
 	body = hostPort.ReplaceAllFunc(body, func(addr []byte) []byte {
 		host, _, _ := net.SplitHostPort(string(addr))
@@ -166,6 +153,28 @@ func (d *delayedStores) nameServerReplies(r io.Reader) ([]byte, error) {
 	}
 	out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(head)+len(body)), uint32(len(head)+len(body)))
 	return append(append(out, head...), body...), nil
+}
+
+// readFrame reads one RocketMQ remoting frame: head is the int32 of
+// serialisation type and header length followed by the header, body the rest.
+func readFrame(r io.Reader) (head, body []byte, err error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return nil, nil, err
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n < 4 || n > maxFrame {
+		return nil, nil, fmt.Errorf("rocketmq frame of %d bytes", n)
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(r, frame); err != nil {
+		return nil, nil, err
+	}
+	headerLen := int(binary.BigEndian.Uint32(frame[:4]) & 0xFFFFFF)
+	if 4+headerLen > len(frame) {
+		return nil, nil, fmt.Errorf("rocketmq header of %d bytes in a frame of %d", headerLen, n)
+	}
+	return frame[:4+headerLen], frame[4+headerLen:], nil
 }
 
 func (d *delayedStores) close() error {

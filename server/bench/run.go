@@ -15,9 +15,10 @@ import (
 
 // limitSet is the raw limits measured on one server's stores.
 type limitSet struct {
-	Eval   loadResult `json:"redis_eval"`
-	Commit loadResult `json:"db_commit"`
-	Send   loadResult `json:"queue_send"`
+	Eval      loadResult `json:"redis_eval"`
+	Commit    loadResult `json:"db_commit"`
+	CommitCPU cpuUsage   `json:"db_commit_cpu"` // where the machine's CPU went during the commits
+	Send      loadResult `json:"queue_send"`
 }
 
 // slower is the lower of the two limits every placement must pass through
@@ -39,7 +40,10 @@ func limitRows(stack string, l limitSet) []Row {
 			Row{Scenario: ScenarioLimits, Stack: stack, Metric: x.name + " rate", Value: x.r.Rate, Unit: "/s"},
 			Row{Scenario: ScenarioLimits, Stack: stack, Metric: x.name + " p99", Value: ms(x.r.Latency.P99), Unit: "ms"})
 	}
-	return rows
+	row := func(metric string, v float64, unit string) Row {
+		return Row{Scenario: ScenarioLimits, Stack: stack, Metric: metric, Value: v, Unit: unit}
+	}
+	return append(rows, cpuRows(row, "DB commit", "DB commit", l.CommitCPU)...)
 }
 
 // Run is `seatflow bench SCENARIO [flags]`: it prints progress and the
@@ -121,7 +125,7 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 	if lim.Eval, err = measureEval(ctx, o, s, p); err != nil {
 		return fmt.Errorf("limit Redis EVAL: %w", err)
 	}
-	if lim.Commit, err = measureCommit(ctx, o, s, p); err != nil {
+	if lim.Commit, lim.CommitCPU, err = measureCommit(ctx, o, s, p); err != nil {
 		return fmt.Errorf("limit DB commit: %w", err)
 	}
 	if lim.Send, err = measureSend(ctx, o, s, serverPolicy(o.Stack, ""), p); err != nil {
@@ -130,6 +134,7 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 	rep.Details["limits"] = lim
 	rep.noteFailures("limit Redis EVAL", lim.Eval)
 	rep.noteFailures("limit DB commit", lim.Commit)
+	rep.noteCPU("limit DB commit", lim.CommitCPU)
 	rep.noteFailures("limit queue send", lim.Send)
 	rep.Rows = append(rep.Rows, limitRows(o.stackLabel(), lim)...)
 	if o.Proxied {
@@ -147,6 +152,7 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		for i, r := range res.Rounds {
 			rep.noteFailures(fmt.Sprintf("place round %d", i+1), r.Load)
 		}
+		rep.noteCPU("place", res.CPULedger)
 		rep.Rows = append(rep.Rows, placeRows(o.stackLabel(), res, lim)...)
 		if err != nil {
 			return fmt.Errorf("place: %w", err)
@@ -157,6 +163,7 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		rep.Details["pay"] = res
 		rep.noteFailures("pay: placing", res.Place)
 		rep.noteFailures("pay: callbacks", res.Pay)
+		rep.noteCPU("pay: callbacks", res.PayCPU)
 		rep.Rows = append(rep.Rows, payRows(o.stackLabel(), res, lim)...)
 		if err != nil {
 			return fmt.Errorf("pay: %w", err)

@@ -44,6 +44,7 @@ type stack struct {
 	topic  string         // real stack: the run's own RocketMQ topic
 	mq     string         // real stack: SEATFLOW_MQ of the child, through the proxies with --rtt
 	delays *delayedStores // --rtt: the proxies in front of the stores
+	stores []ledgerProc   // real stack: the store processes, for the CPU ledger
 	shows  []int64
 	dropDB func(context.Context) error
 	env    []string // the child's whole environment, to start it again
@@ -147,6 +148,10 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 	}
 	s.api = newAPIClient("http://"+addr, token, secret, o.Clients)
 	s.env = env
+	if o.Stack == StackReal {
+		s.stores = storeProcesses(ctx, o)
+		p.logf("CPU ledger: %s", describeProcs(s.stores))
+	}
 	p.logf("starting seatflow serve (%s stack, delay mode %q, hold TTL %v) on %s", o.Stack, orDefault(string(cfg.mode), "default"), cfg.holdTTL, addr)
 	if err = s.startServer(ctx); err != nil {
 		return nil, err
@@ -200,6 +205,14 @@ func (s *stack) waitReady(ctx context.Context) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// startCPULedger starts following where the machine's CPU goes: the
+// server child, the bench itself (with --rtt, its proxies too) and the
+// store processes.
+func (s *stack) startCPULedger() *cpuLedger {
+	procs := []ledgerProc{{Label: procServer, PID: s.child.cmd.Process.Pid}, {Label: procBench, PID: os.Getpid()}}
+	return startCPULedger(append(procs, s.stores...))
 }
 
 // newShow creates a show of rows×cols seats directly in the database: the
