@@ -287,14 +287,24 @@ func (a *App) Serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("SEATFLOW_ADDR: %w", err)
 	}
-	return a.serveOn(ctx, ln)
+	var profiles net.Listener
+	if a.cfg.PprofAddr != "" {
+		if profiles, err = (&net.ListenConfig{}).Listen(ctx, "tcp", a.cfg.PprofAddr); err != nil {
+			return errors.Join(fmt.Errorf("SEATFLOW_PPROF_ADDR: %w", err), ln.Close())
+		}
+	}
+	return a.serveOn(ctx, ln, profiles)
 }
 
-// serveOn is Serve on a listener of the caller's (tests pick a free port).
+// serveOn is Serve on listeners of the caller's (tests pick free ports);
+// profiles is the profiling listener, nil when off (pprof.go).
 // Shutdown order: stop accepting and let the requests in flight finish
 // (http.Server.Shutdown; the live seat streams are ended for it, see
 // NewApp); the timeout consumer and the rest stop in Close.
-func (a *App) serveOn(ctx context.Context, ln net.Listener) error {
+func (a *App) serveOn(ctx context.Context, ln, profiles net.Listener) error {
+	if profiles != nil {
+		defer a.servePprof(ctx, profiles)()
+	}
 	a.logger.InfoContext(ctx, "listening", "addr", "http://"+ln.Addr().String())
 	served := make(chan error, 1)
 	go func() { served <- a.http.Serve(ln) }()

@@ -41,10 +41,11 @@ const minSecretLen = 16
 
 // Config is everything the binary reads from its environment.
 type Config struct {
-	Addr  string // SEATFLOW_ADDR
-	DB    string // SEATFLOW_DB: sqlite://path or mysql://user:pass@tcp(host:port)/db
-	Redis string // SEATFLOW_REDIS: "embedded" or one of seats.URLForms
-	MQ    string // SEATFLOW_MQ: "embedded" or rocketmq://[ak:sk@]ns1:9876[,ns2:9876...]
+	Addr      string // SEATFLOW_ADDR
+	PprofAddr string // SEATFLOW_PPROF_ADDR: loopback host:port of the runtime profiles (pprof.go); empty: off
+	DB        string // SEATFLOW_DB: sqlite://path or mysql://user:pass@tcp(host:port)/db
+	Redis     string // SEATFLOW_REDIS: "embedded" or one of seats.URLForms
+	MQ        string // SEATFLOW_MQ: "embedded" or rocketmq://[ak:sk@]ns1:9876[,ns2:9876...]
 
 	// Pool sizes; 0 keeps the driver's default (store.Options, seats.DialOptions).
 	DBMaxOpen int // SEATFLOW_DB_MAX_OPEN
@@ -197,6 +198,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		},
 	}
 	p.check("SEATFLOW_ADDR", c.Addr, validAddr)
+	if c.PprofAddr = p.getenv("SEATFLOW_PPROF_ADDR"); c.PprofAddr != "" {
+		p.check("SEATFLOW_PPROF_ADDR", c.PprofAddr, validLoopbackAddr)
+	}
 	p.check("SEATFLOW_DB", c.DB, validDB)
 	p.check("SEATFLOW_REDIS", c.Redis, validRedis)
 	p.check("SEATFLOW_MQ", c.MQ, validMQ)

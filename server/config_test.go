@@ -87,6 +87,9 @@ func TestLoadConfigErrors(t *testing.T) {
 	}{
 		{"SEATFLOW_ADDR", "localhost", ""},
 		{"SEATFLOW_ADDR", "127.0.0.1:99999", ""},
+		{"SEATFLOW_PPROF_ADDR", "0.0.0.0:6060", "loopback"},
+		{"SEATFLOW_PPROF_ADDR", "198.18.0.1:6060", "loopback"},
+		{"SEATFLOW_PPROF_ADDR", "127.0.0.1", ""},
 		{"SEATFLOW_DB", "postgres://x/y", ""},
 		{"SEATFLOW_DB", "data/seatflow.db", ""},
 		{"SEATFLOW_DB", "mysql://root:hunter2hunter2@tcp(db:3306)sf", "root:***@"},

@@ -58,6 +58,10 @@ type Options struct {
 	// through loopback delay proxies adding RTT per round trip (--rtt).
 	Proxied bool
 	RTT     time.Duration
+	// CPUProfile is where the server's CPU profile over place and pay goes
+	// (--cpu-profile, profile.go), taken for ProfileTime; empty: none.
+	CPUProfile  string
+	ProfileTime time.Duration
 }
 
 const usage = `usage: seatflow bench SCENARIO [flags]
@@ -111,6 +115,9 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.StringVar(&o.Redis, "redis", orDefault(getenv("SEATFLOW_TEST_REDIS"), "redis://127.0.0.1:6379/0"), "real stack: Redis URL")
 	rtt := fs.String("rtt", "", "real stack, limits/place/pay: route the server's and the raw limits' connections to MariaDB, Redis and RocketMQ\n"+
 		"through loopback proxies adding this round-trip time (0s: the proxies alone, to see their own cost; unset: direct)")
+	fs.StringVar(&o.CPUProfile, "cpu-profile", "", "place/pay/all: write a CPU profile of the server under test, taken from the end of the raw limits\n"+
+		"for --profile-time, to this file (read it with: go tool pprof -top bin/seatflow FILE)")
+	fs.DurationVar(&o.ProfileTime, "profile-time", 10*time.Second, "with --cpu-profile: how long the profile runs (whole seconds; the server stays up until it is done)")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -198,6 +205,12 @@ func (o Options) validate() error {
 	}
 	if o.Spread <= 0 || o.LimitTime <= 0 || o.MaxTime <= 0 {
 		return fmt.Errorf("bench: --spread, --limit-time and --max-time must be positive")
+	}
+	if o.CPUProfile != "" && !wants(o, ScenarioPlace, ScenarioPay) {
+		return fmt.Errorf("bench: --cpu-profile applies to place, pay and all, not %s", o.Scenario)
+	}
+	if o.ProfileTime < time.Second || o.ProfileTime > o.MaxTime {
+		return fmt.Errorf("bench: --profile-time %v: want 1s to --max-time (%v)", o.ProfileTime, o.MaxTime)
 	}
 	if err := o.validateRTT(); err != nil {
 		return err

@@ -146,6 +146,11 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		rep.Rows = append(rep.Rows, rttRows(o.stackLabel(), rtt)...)
 		p.logf("RocketMQ brokers reached through proxies: %v", rtt.Brokers)
 	}
+	if o.CPUProfile != "" {
+		prof := startProfile(ctx, s.pprofAddr, o.ProfileTime)
+		p.logf("CPU profile of the server for %v, into %s", o.ProfileTime, o.CPUProfile)
+		defer func() { err = errors.Join(err, prof.save(o.CPUProfile)) }()
+	}
 	if wants(o, ScenarioPlace) {
 		res, err := runPlace(ctx, o, s, p)
 		rep.Details["place"] = res

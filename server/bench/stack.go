@@ -33,23 +33,24 @@ type stackConfig struct {
 // stack is the server under test (a child process) plus the bench's own
 // connections to the same database and Redis, for setup and verification.
 type stack struct {
-	kind   string
-	cfg    stackConfig
-	dir    string // temp dir: SQLite file, server log
-	dsn    string // SEATFLOW_DB of the child
-	db     *store.DB
-	rdb    redis.UniversalClient // real stack only: the Redis the child uses
-	api    *apiClient
-	child  *child
-	topic  string         // real stack: the run's own RocketMQ topic
-	mq     string         // real stack: SEATFLOW_MQ of the child, through the proxies with --rtt
-	delays *delayedStores // --rtt: the proxies in front of the stores
-	stores []ledgerProc   // real stack: the store processes, for the CPU ledger
-	shows  []int64
-	dropDB func(context.Context) error
-	env    []string // the child's whole environment, to start it again
-	starts int      // children started so far, each with a log of its own
-	failed bool     // a child did not stop cleanly: keep the dir and its logs
+	kind      string
+	cfg       stackConfig
+	dir       string // temp dir: SQLite file, server log
+	dsn       string // SEATFLOW_DB of the child
+	db        *store.DB
+	rdb       redis.UniversalClient // real stack only: the Redis the child uses
+	api       *apiClient
+	child     *child
+	topic     string         // real stack: the run's own RocketMQ topic
+	mq        string         // real stack: SEATFLOW_MQ of the child, through the proxies with --rtt
+	delays    *delayedStores // --rtt: the proxies in front of the stores
+	stores    []ledgerProc   // real stack: the store processes, for the CPU ledger
+	pprofAddr string         // --cpu-profile: the child's SEATFLOW_PPROF_ADDR
+	shows     []int64
+	dropDB    func(context.Context) error
+	env       []string // the child's whole environment, to start it again
+	starts    int      // children started so far, each with a log of its own
+	failed    bool     // a child did not stop cleanly: keep the dir and its logs
 }
 
 // Timeouts of the child's life cycle.
@@ -115,6 +116,12 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 	}
 	if o.DBPool > 0 {
 		env = append(env, fmt.Sprintf("SEATFLOW_DB_MAX_OPEN=%d", o.DBPool))
+	}
+	if o.CPUProfile != "" {
+		if s.pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		env = append(env, "SEATFLOW_PPROF_ADDR="+s.pprofAddr)
 	}
 	// The same pool as the server's, so the raw commit limit is measured
 	// through the same number of connections.
