@@ -8,47 +8,59 @@ import (
 
 // Ending writers: the transactions that end a pending order, group-committed
 // (groupcommit.go), one writer for CancelAndRelease's and one for
-// HandlePayment's. Holds that come due together (a burst of timeout
-// messages, a reconcile sweep) and payment callbacks that arrive together
-// share one transaction and one commit each: every job still runs its own
-// locking read and its own conditional update, so each order decides its
-// own winner exactly as when written alone, and jobs of the same order run
-// one after the other in the order they came. A batch locks its orders in
-// order-number order, so two batches (two of cancels, two of payments, or
-// one of each) never wait on each other's order rows in a cycle. A batch
-// that fails (a deadlock, a lost connection, an order that does not exist)
-// is rolled back and its jobs written one by one, so one failure never
-// fails the others. What follows the commit (Redis, metrics, the answer)
-// stays each caller's own, after do returns.
+// HandlePayment's (paybatch.go). Holds that come due together (a burst of
+// timeout messages, a reconcile sweep) and payment callbacks that arrive
+// together share one transaction and one commit each: every job still
+// decides its own order's fate exactly as when written alone, and jobs of
+// the same order run one after the other in the order they came. A batch
+// locks its orders in order-number order, so two batches (two of cancels,
+// two of payments, or one of each) never wait on each other's order rows
+// in a cycle. A batch that fails (a deadlock, a lost connection, an order
+// that does not exist) is rolled back and its jobs written one by one, so
+// one failure never fails the others. What follows the commit (Redis,
+// metrics, the answer) stays each caller's own, after do returns.
 const (
 	endWriters  = 4
 	endMaxBatch = 64
 )
 
-// endTx is one ending's transaction body; InTx may run it again, so it
-// sets its results afresh each time.
+// ending is one job of an ending writer.
+type ending interface {
+	order() string                   // the order it ends: batches lock in this order
+	caller() context.Context         // its cancel applies when written alone
+	write(context.Context, Tx) error // the job in tx; InTx may run it again, so it sets its results afresh
+}
+
+// endTx is an ending given as its transaction body (a cancel).
 type endTx struct {
-	ctx     context.Context // the caller's: its cancel applies when written alone
+	ctx     context.Context
 	orderNo string
 	fn      func(context.Context, Tx) error
 }
 
+func (j endTx) order() string                          { return j.orderNo }
+func (j endTx) caller() context.Context                { return j.ctx }
+func (j endTx) write(ctx context.Context, tx Tx) error { return j.fn(ctx, tx) }
+
 // newEndWriter is an ending writer whose batches are counted under writer.
-func (e *Engine) newEndWriter(writer string) *groupCommit[endTx] {
-	return newGroupCommit(endWriters, endMaxBatch, func(ctx context.Context, batch []*gcJob[endTx]) {
-		e.writeEndings(ctx, writer, batch)
+// together, if set, may write a whole batch in fewer statements than job by
+// job; it reports false to have the jobs written one after the other in the
+// same transaction instead.
+func newEndWriter[J ending](e *Engine, writer string, together func(context.Context, Tx, []J) (bool, error)) *groupCommit[J] {
+	return newGroupCommit(endWriters, endMaxBatch, func(ctx context.Context, batch []*gcJob[J]) {
+		writeEndings(e, ctx, writer, together, batch)
 	})
 }
 
 // writeEndings writes one batch of an ending writer.
-func (e *Engine) writeEndings(ctx context.Context, writer string, batch []*gcJob[endTx]) {
+func writeEndings[J ending](e *Engine, ctx context.Context, writer string, together func(context.Context, Tx, []J) (bool, error), batch []*gcJob[J]) {
 	defer func() {
 		for _, j := range batch {
 			close(j.done)
 		}
 	}()
-	alone := func(j *gcJob[endTx]) error {
-		return e.store.InTx(j.v.ctx, func(tx Tx) error { return j.v.fn(j.v.ctx, tx) })
+	alone := func(j *gcJob[J]) error {
+		return e.store.InTx(j.v.caller(), func(tx Tx) error { return j.v.write(j.v.caller(), tx) })
 	}
 	if len(batch) == 1 {
 		if batch[0].err = alone(batch[0]); batch[0].err == nil {
@@ -56,10 +68,19 @@ func (e *Engine) writeEndings(ctx context.Context, writer string, batch []*gcJob
 		}
 		return
 	}
-	slices.SortStableFunc(batch, func(a, b *gcJob[endTx]) int { return cmp.Compare(a.v.orderNo, b.v.orderNo) })
+	slices.SortStableFunc(batch, func(a, b *gcJob[J]) int { return cmp.Compare(a.v.order(), b.v.order()) })
+	jobs := make([]J, len(batch))
+	for i, j := range batch {
+		jobs[i] = j.v
+	}
 	err := e.store.InTx(ctx, func(tx Tx) error {
-		for _, j := range batch {
-			if err := j.v.fn(ctx, tx); err != nil {
+		if together != nil {
+			if done, err := together(ctx, tx, jobs); done || err != nil {
+				return err
+			}
+		}
+		for _, j := range jobs {
+			if err := j.write(ctx, tx); err != nil {
 				return err
 			}
 		}

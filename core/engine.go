@@ -53,7 +53,7 @@ type Engine struct {
 	placer    *groupCommit[placement] // Place's transactions (placebatch.go)
 	events    *groupCommit[Event]     // after-commit timeline rows (addEvent)
 	canceller *groupCommit[endTx]     // CancelAndRelease's transactions (endbatch.go)
-	payer     *groupCommit[endTx]     // HandlePayment's transactions (endbatch.go)
+	payer     *groupCommit[*payJob]   // HandlePayment's transactions (paybatch.go)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.
@@ -88,8 +88,8 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	}
 	e.placer = e.newPlaceWriter()
 	e.events = newGroupCommit(eventWriters, eventMaxBatch, e.writeEvents)
-	e.canceller = e.newEndWriter(WriterCancel)
-	e.payer = e.newEndWriter(WriterPay)
+	e.canceller = newEndWriter[endTx](e, WriterCancel, nil)
+	e.payer = newEndWriter(e, WriterPay, payTogether)
 	return e, nil
 }
 
@@ -774,101 +774,14 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 	if p.PaidAt.IsZero() {
 		p.PaidAt = now
 	}
-	var (
-		result    PaymentResult
-		order     Order
-		discKind  string
-		mismatch  bool
-		duplicate bool
-		conflict  bool
-	)
-	err := e.payer.do(ctx, endTx{ctx: ctx, orderNo: p.OrderNo, fn: func(ctx context.Context, tx Tx) error {
-		result, order, discKind, mismatch, duplicate, conflict = "", Order{}, "", false, false, false
-		// The order row first, as in every cancel (one lock order, no
-		// deadlock). Money for an unknown order is recorded all the same.
-		var err error
-		order, err = tx.OrderForUpdate(ctx, p.OrderNo)
-		unknown := errors.Is(err, ErrOrderNotFound)
-		if err != nil && !unknown {
-			return err
-		}
-		// What the payment does is known once the order row is locked, so
-		// its result goes in with the payment row, not in an UPDATE after.
-		rec := p
-		switch {
-		case unknown:
-			rec.Result = DiscrepancyUnknownOrder
-		case p.AmountCents != order.AmountCents:
-			rec.Result = paymentAmountMismatch
-		case order.Status == StatusPending:
-			rec.Result = string(PaymentApplied)
-		default:
-			rec.Result = string(PaymentDiscrepancy)
-		}
-		inserted, err := tx.InsertPayment(ctx, rec)
-		if err != nil {
-			return err
-		}
-		if !inserted {
-			prev, err := tx.PaymentByTxn(ctx, p.TxnID)
-			if err != nil {
-				return err
-			}
-			if prev.OrderNo == p.OrderNo && prev.AmountCents == p.AmountCents {
-				duplicate = true
-				return nil
-			}
-			// The txn id names other money: not a repeat, so never
-			// swallowed. The payment row keeps the first; the case keeps this one.
-			conflict, discKind = true, DiscrepancyTxnConflict
-			return recordTxnConflict(ctx, tx, p, prev, now, !unknown)
-		}
-		if unknown {
-			result, discKind = PaymentDiscrepancy, DiscrepancyUnknownOrder
-			return tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: discKind,
-				AmountCents: p.AmountCents, CreatedAt: now, Status: "open"})
-		}
-		won := false
-		if p.AmountCents != order.AmountCents {
-			mismatch = true
-			discKind = DiscrepancyAmountMismatch
-		} else if won, err = tx.TransitionPending(ctx, p.OrderNo, StatusPaid, Transition{At: now, TxnID: p.TxnID, Actor: p.actor()}); err != nil {
-			return err
-		}
-		if won != (rec.Result == string(PaymentApplied)) {
-			// The row is locked: a pending order cannot be lost to anyone.
-			return fmt.Errorf("payment %s: order %s was %s under its row lock, the update won=%v", p.TxnID, p.OrderNo, order.Status, won)
-		}
-		switch {
-		case won:
-			result = PaymentApplied
-			order.Status, order.PaidTxnID, order.ClosedAt = StatusPaid, p.TxnID, now
-			return tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaid, Detail: p.detail()})
-		case !mismatch && order.Status == StatusCancelled:
-			discKind = DiscrepancyPaidAfterCancel
-		case !mismatch && order.Status == StatusRefunded:
-			discKind = DiscrepancyPaidAfterRefund
-		case !mismatch:
-			discKind = DiscrepancySecondPayment
-		}
-		result = PaymentDiscrepancy
-		if err := tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: discKind,
-			AmountCents: p.AmountCents, CreatedAt: now, Status: "open"}); err != nil {
-			return err
-		}
-		kind := EventDiscrepancy
-		if mismatch {
-			kind = EventAmountMismatch
-		}
-		return tx.AddEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: kind, Detail: map[string]any{
-			"txn_id": p.TxnID, "kind": discKind, "amount_cents": p.AmountCents,
-			"order_amount_cents": order.AmountCents, "order_status": order.Status.String()}})
-	}})
+	j := &payJob{ctx: ctx, p: p, now: now}
+	err := e.payer.do(ctx, j)
 	if err != nil {
 		return "", fmt.Errorf("payment %s for %s: %w", p.TxnID, p.OrderNo, err)
 	}
+	result, order, discKind := j.out.result, j.out.order, j.out.discKind
 	ctx = context.WithoutCancel(ctx)
-	if duplicate {
+	if j.out.duplicate {
 		e.metrics.Payments.WithLabelValues(string(PaymentDuplicate)).Inc()
 		e.addEvent(ctx, Event{OrderNo: p.OrderNo, At: now, Kind: EventPaymentDuplicate, Detail: map[string]any{"txn_id": p.TxnID}})
 		return PaymentDuplicate, nil
@@ -877,11 +790,11 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		e.metrics.Discrepancies.WithLabelValues(discKind).Inc()
 		e.log.WarnContext(ctx, "payment recorded as a discrepancy", "order_no", p.OrderNo, "txn_id", p.TxnID, "kind", discKind)
 	}
-	if conflict {
+	if j.out.conflict {
 		e.metrics.Payments.WithLabelValues(DiscrepancyTxnConflict).Inc()
 		return "", ErrTxnConflict
 	}
-	if mismatch {
+	if j.out.mismatch {
 		e.metrics.Payments.WithLabelValues(paymentAmountMismatch).Inc()
 		return PaymentDiscrepancy, ErrAmountMismatch
 	}
