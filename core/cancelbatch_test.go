@@ -16,17 +16,30 @@ import (
 	"seatflow/core/stacktest"
 )
 
-// TestGroupCommitCancels queues 21 cancels of 20 pending orders (one of
-// them asked twice) behind writers held busy, so they are written in one
-// batch: each order is cancelled exactly once, its seat is free in the DB
-// and the seat store, and the batch is one transaction. An order that does
-// not exist in the batch sends it back to one by one, and the others are
-// cancelled all the same.
+// TestGroupCommitCancels queues cancels behind writers held busy, so they
+// are written in one batch, and checks that each does exactly what it does
+// alone, in one transaction:
+//   - 21 cancels of 20 pending orders (one asked twice), written cancel by
+//     cancel: each order is cancelled exactly once, its seat free in the DB
+//     and the seat store; an order that does not exist in the batch sends
+//     it back to one by one, and the others are cancelled all the same;
+//   - a common batch (16 staff cancels, 2 timeouts of holds not yet
+//     expired, 2 cancels of orders cancelled before) is written in five
+//     statements: the 16 are cancelled, the others change nothing; with the
+//     connection killed before the seats are deleted, the batch is written
+//     one by one with the same outcome.
 func TestGroupCommitCancels(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		missing bool
-	}{{name: "one batch"}, {name: "a missing order in the batch", missing: true}} {
+		common  bool
+		kill    bool
+	}{
+		{name: "one batch"},
+		{name: "a missing order in the batch", missing: true},
+		{name: "common batch", common: true},
+		{name: "common batch, connection killed before the seats are deleted", common: true, kill: true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 				ctx := context.Background()
@@ -46,16 +59,50 @@ func TestGroupCommitCancels(t *testing.T) {
 				for i := range 20 {
 					orders = append(orders, place(int64(i+1), fmt.Sprintf("A-%d", i+1)))
 				}
+				staff := func(no string) core.CancelRequest {
+					return core.CancelRequest{OrderNo: no, Reason: core.ReasonStaff, Actor: "staff:test"}
+				}
+				var reqs []core.CancelRequest
+				switch {
+				case tc.common:
+					for _, no := range orders[18:] {
+						if _, err := direct.CancelAndRelease(ctx, core.CancelRequest{OrderNo: no, Reason: core.ReasonCustomer, Actor: "user:1"}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for i, no := range orders {
+						r := staff(no)
+						if i == 16 || i == 17 { // a timeout of a hold that has a minute to go
+							r = core.CancelRequest{OrderNo: no, Reason: core.ReasonTimeout, Actor: core.ActorSystem}
+						}
+						reqs = append(reqs, r)
+					}
+				default:
+					reqs = append(reqs, staff(orders[0])) // asked twice
+					for _, no := range orders {
+						reqs = append(reqs, staff(no))
+					}
+					if tc.missing {
+						reqs = append(reqs, staff("SF-NO-SUCH-ORDER"))
+					}
+				}
 
 				gs := &gatedStore{Store: st.DB, gate: make(chan struct{}), holdN: core.CancelWriters}
+				calls := map[string]int{}
+				var callsMu sync.Mutex
+				gs.inTx = func(tx core.Tx) core.Tx {
+					faultAt := ""
+					if tc.kill {
+						faultAt = "DeleteSeatsOfOrders"
+					}
+					return countingTx{Tx: tx, mu: &callsMu, calls: calls, faultAt: faultAt, n: 1,
+						fault: func() error { return killOpenTransactions(ctx, st) }}
+				}
 				metrics := core.NewMetrics(nil)
 				eng, err := core.NewEngine(core.Config{HoldTTL: time.Minute, Delay: core.DefaultDelayPolicy()},
 					core.Deps{Store: gs, Seats: st.Seats, Queue: st.Queue, Metrics: metrics})
 				if err != nil {
 					t.Fatal(err)
-				}
-				staff := func(no string) core.CancelRequest {
-					return core.CancelRequest{OrderNo: no, Reason: core.ReasonStaff, Actor: "staff:test"}
 				}
 				deadline := time.Now().Add(10 * time.Second)
 				var wg sync.WaitGroup
@@ -72,15 +119,10 @@ func TestGroupCommitCancels(t *testing.T) {
 						time.Sleep(time.Millisecond)
 					}
 				}
-				reqs := []string{orders[0]} // asked twice
-				reqs = append(reqs, orders...)
-				if tc.missing {
-					reqs = append(reqs, "SF-NO-SUCH-ORDER")
-				}
 				results := make([]core.CancelResult, len(reqs))
 				errs := make([]error, len(reqs))
-				for i, no := range reqs {
-					wg.Go(func() { results[i], errs[i] = eng.CancelAndRelease(ctx, staff(no)) })
+				for i, r := range reqs {
+					wg.Go(func() { results[i], errs[i] = eng.CancelAndRelease(ctx, r) })
 				}
 				for core.CancelQueueLen(eng) < len(reqs) {
 					if time.Now().After(deadline) {
@@ -92,35 +134,49 @@ func TestGroupCommitCancels(t *testing.T) {
 				wg.Wait()
 
 				wins := map[string]int{}
-				for i, no := range reqs {
+				for i, r := range reqs {
 					switch {
-					case no == "SF-NO-SUCH-ORDER":
+					case r.OrderNo == "SF-NO-SUCH-ORDER":
 						if !errors.Is(errs[i], core.ErrOrderNotFound) {
 							t.Errorf("cancel of a missing order: %v, want order_not_found", errs[i])
 						}
 					case errs[i] != nil:
-						t.Errorf("cancel %s: %v", no, errs[i])
+						t.Errorf("cancel %s: %v", r.OrderNo, errs[i])
 					case results[i].Won:
-						wins[no]++
+						wins[r.OrderNo]++
 					}
 				}
 				for i, no := range orders {
-					if wins[no] != 1 {
-						t.Errorf("order %s won %d cancels, want exactly 1", no, wins[no])
+					wantWins, wantStatus, wantSeat := 1, core.StatusCancelled, core.SeatAvailable
+					if tc.common && i >= 16 {
+						wantWins = 0
+						if i < 18 {
+							wantStatus, wantSeat = core.StatusPending, core.SeatLocked
+						}
 					}
-					o, _, err := eng.Order(ctx, no)
+					if wins[no] != wantWins {
+						t.Errorf("order %s won %d cancels, want %d", no, wins[no], wantWins)
+					}
+					o, evs, err := eng.Order(ctx, no)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if o.Status != core.StatusCancelled {
-						t.Errorf("order %s is %v, want cancelled", no, o.Status)
+					if o.Status != wantStatus {
+						t.Errorf("order %s is %v, want %v", no, o.Status, wantStatus)
 					}
-					if state := seatState(t, st, show.ID, fmt.Sprintf("A-%d", i+1)); state != core.SeatAvailable {
-						t.Errorf("seat of cancelled order %s is %v in the seat store", no, state)
+					if wantWins == 1 && (o.CancelReason != core.ReasonStaff || o.CancelActor != "staff:test" || !hasEvent(evs, core.EventCancelled)) {
+						t.Errorf("order %s cancelled for %q by %q, events %+v", no, o.CancelReason, o.CancelActor, evs)
+					}
+					if state := seatState(t, st, show.ID, fmt.Sprintf("A-%d", i+1)); state != wantSeat {
+						t.Errorf("seat of order %s is %v in the seat store, want %v", no, state, wantSeat)
 					}
 				}
-				if taken, err := st.DB.TakenSeats(ctx, show.ID); err != nil || len(taken) != 0 {
-					t.Errorf("seats still taken in the DB: %+v (%v)", taken, err)
+				taken, err := st.DB.TakenSeats(ctx, show.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := map[bool]int{true: 2}[tc.common]; len(taken) != want {
+					t.Errorf("%d seats taken in the DB, want %d: %+v", len(taken), want, taken)
 				}
 
 				fallbacks := testutil.ToFloat64(metrics.GroupCommitFallbacks.WithLabelValues(core.WriterCancel))
@@ -128,17 +184,25 @@ func TestGroupCommitCancels(t *testing.T) {
 				if err := metrics.GroupCommitBatch.WithLabelValues(core.WriterCancel).(prometheus.Histogram).Write(&m); err != nil {
 					t.Fatal(err)
 				}
-				if tc.missing {
+				if tc.missing || tc.kill {
 					if fallbacks != 1 {
 						t.Errorf("%v cancel batches written one by one, want 1", fallbacks)
 					}
 					return
 				}
-				// The plugs alone, then one transaction for all 21.
+				// The plugs alone, then one transaction for the whole batch.
 				if fallbacks != 0 || m.Histogram.GetSampleCount() != uint64(len(plugs))+1 ||
 					m.Histogram.GetSampleSum() != float64(len(plugs)+len(reqs)) {
 					t.Errorf("cancel batches: %d transactions of %v cancels in all, %v fallbacks; want %d of %d, none",
 						m.Histogram.GetSampleCount(), m.Histogram.GetSampleSum(), fallbacks, len(plugs)+1, len(plugs)+len(reqs))
+				}
+				callsMu.Lock()
+				defer callsMu.Unlock()
+				if tc.common && (calls["OrdersForUpdate"] != 1 || calls["DeleteSeatsOfOrders"] != 1 || calls["OrderForUpdate"] != 0) {
+					t.Errorf("common batch: %v; want one OrdersForUpdate and one DeleteSeatsOfOrders, no cancel locking its own order", calls)
+				}
+				if !tc.common && calls["OrderForUpdate"] != len(reqs) {
+					t.Errorf("batch: %v; want each of the %d cancels locking its order", calls, len(reqs))
 				}
 			})
 		})

@@ -8,7 +8,7 @@ import (
 
 // Ending writers: the transactions that end a pending order, group-committed
 // (groupcommit.go), one writer for CancelAndRelease's and one for
-// HandlePayment's (paybatch.go). Holds that come due together (a burst of
+// HandlePayment's (cancelbatch.go, paybatch.go). Holds that come due together (a burst of
 // timeout messages, a reconcile sweep) and payment callbacks that arrive
 // together share one transaction and one commit each: every job still
 // decides its own order's fate exactly as when written alone, and jobs of
@@ -26,21 +26,10 @@ const (
 
 // ending is one job of an ending writer.
 type ending interface {
-	order() string                   // the order it ends: batches lock in this order
+	orderNo() string                 // the order it ends: batches lock in this order
 	caller() context.Context         // its cancel applies when written alone
 	write(context.Context, Tx) error // the job in tx; InTx may run it again, so it sets its results afresh
 }
-
-// endTx is an ending given as its transaction body (a cancel).
-type endTx struct {
-	ctx     context.Context
-	orderNo string
-	fn      func(context.Context, Tx) error
-}
-
-func (j endTx) order() string                          { return j.orderNo }
-func (j endTx) caller() context.Context                { return j.ctx }
-func (j endTx) write(ctx context.Context, tx Tx) error { return j.fn(ctx, tx) }
 
 // newEndWriter is an ending writer whose batches are counted under writer.
 // together, if set, may write a whole batch in fewer statements than job by
@@ -68,7 +57,7 @@ func writeEndings[J ending](e *Engine, ctx context.Context, writer string, toget
 		}
 		return
 	}
-	slices.SortStableFunc(batch, func(a, b *gcJob[J]) int { return cmp.Compare(a.v.order(), b.v.order()) })
+	slices.SortStableFunc(batch, func(a, b *gcJob[J]) int { return cmp.Compare(a.v.orderNo(), b.v.orderNo()) })
 	jobs := make([]J, len(batch))
 	for i, j := range batch {
 		jobs[i] = j.v

@@ -50,10 +50,10 @@ type Engine struct {
 	metrics   *Metrics
 	notify    Notifier
 	plans     seatPlans
-	placer    *groupCommit[placement] // Place's transactions (placebatch.go)
-	events    *groupCommit[Event]     // after-commit timeline rows (addEvent)
-	canceller *groupCommit[endTx]     // CancelAndRelease's transactions (endbatch.go)
-	payer     *groupCommit[*payJob]   // HandlePayment's transactions (paybatch.go)
+	placer    *groupCommit[placement]  // Place's transactions (placebatch.go)
+	events    *groupCommit[Event]      // after-commit timeline rows (addEvent)
+	canceller *groupCommit[*cancelJob] // CancelAndRelease's transactions (cancelbatch.go)
+	payer     *groupCommit[*payJob]    // HandlePayment's transactions (paybatch.go)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.
@@ -88,7 +88,7 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	}
 	e.placer = e.newPlaceWriter()
 	e.events = newGroupCommit(eventWriters, eventMaxBatch, e.writeEvents)
-	e.canceller = newEndWriter[endTx](e, WriterCancel, nil)
+	e.canceller = newEndWriter(e, WriterCancel, cancelTogether)
 	e.payer = newEndWriter(e, WriterPay, payTogether)
 	return e, nil
 }
@@ -602,48 +602,14 @@ type CancelResult struct {
 // delete; Redis is released strictly after commit, because Redis cannot roll
 // back: a seat freed for an order that then stayed alive could be sold twice.
 func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelResult, error) {
-	var (
-		won      bool
-		order    Order
-		released []string
-	)
 	now := e.clock.Now()
 	path := ExpiryPath(r.Reason, r.Actor)
-	err := e.canceller.do(ctx, endTx{ctx: ctx, orderNo: r.OrderNo, fn: func(ctx context.Context, tx Tx) error {
-		won, order, released = false, Order{}, nil
-		// Lock the row before the conditional update, in the same order as
-		// the payment path: InnoDB deadlocks when one transaction upgrades
-		// the UPDATE's lock to a locking read while another waits on it.
-		var err error
-		if order, err = tx.OrderForUpdate(ctx, r.OrderNo); err != nil {
-			return err
-		}
-		if path != "" && now.Before(order.ExpireAt) {
-			return nil // an expiry cancel of a hold extended since its caller looked
-		}
-		if won, err = tx.TransitionPending(ctx, r.OrderNo, StatusCancelled,
-			Transition{At: now, Reason: r.Reason, Actor: r.Actor}); err != nil {
-			return err
-		}
-		if !won {
-			return r.audit(ctx, tx, now, order, false)
-		}
-		order.Status, order.ClosedAt, order.CancelReason, order.CancelActor = StatusCancelled, now, r.Reason, r.Actor
-		if released, err = tx.DeleteOrderSeats(ctx, r.OrderNo); err != nil {
-			return err
-		}
-		d := map[string]any{"reason": r.Reason, "actor": r.Actor, "seat_ids": released}
-		if r.Note != "" {
-			d["note"] = r.Note
-		}
-		if err := tx.AddEvent(ctx, Event{OrderNo: r.OrderNo, At: now, Kind: EventCancelled, Detail: d}); err != nil {
-			return err
-		}
-		return r.audit(ctx, tx, now, order, true)
-	}})
+	j := &cancelJob{ctx: ctx, r: r, now: now, expiry: path != ""}
+	err := e.canceller.do(ctx, j)
 	if err != nil {
 		return CancelResult{}, fmt.Errorf("cancel %s: %w", r.OrderNo, err)
 	}
+	won, order, released := j.won, j.order, j.released
 	if !won {
 		e.recordLostAttempt(ctx, order, r.Actor, r.Reason, now)
 		return CancelResult{Order: order}, nil

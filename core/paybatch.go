@@ -25,7 +25,7 @@ type payOutcome struct {
 	conflict            bool // its txn id names other money
 }
 
-func (j *payJob) order() string           { return j.p.OrderNo }
+func (j *payJob) orderNo() string         { return j.p.OrderNo }
 func (j *payJob) caller() context.Context { return j.ctx }
 
 // write applies the payment in tx, one statement at a time.
@@ -171,7 +171,7 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 	if err := tx.InsertPayments(ctx, pays); err != nil {
 		return false, err
 	}
-	if n, err := tx.PayOrders(ctx, paid); err != nil {
+	if n, err := tx.TransitionPendings(ctx, StatusPaid, paid); err != nil {
 		return false, err
 	} else if n != len(paid) {
 		// The rows are locked: a pending order cannot be lost to anyone.

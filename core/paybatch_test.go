@@ -16,9 +16,9 @@ import (
 	"seatflow/core/store"
 )
 
-// paymentTx counts the payment writes of the batch's transaction and
+// countingTx counts the batch writes of the batch's transaction and
 // breaks it before the n-th call of method faultAt.
-type paymentTx struct {
+type countingTx struct {
 	core.Tx
 	mu      *sync.Mutex
 	calls   map[string]int
@@ -27,7 +27,7 @@ type paymentTx struct {
 	fault   func() error
 }
 
-func (f paymentTx) call(method string) error {
+func (f countingTx) call(method string) error {
 	f.mu.Lock()
 	f.calls[method]++
 	hit := method == f.faultAt && f.calls[method] == f.n
@@ -38,28 +38,35 @@ func (f paymentTx) call(method string) error {
 	return nil
 }
 
-func (f paymentTx) OrderForUpdate(ctx context.Context, no string) (core.Order, error) {
+func (f countingTx) OrderForUpdate(ctx context.Context, no string) (core.Order, error) {
 	if err := f.call("OrderForUpdate"); err != nil {
 		return core.Order{}, err
 	}
 	return f.Tx.OrderForUpdate(ctx, no)
 }
 
-func (f paymentTx) OrdersForUpdate(ctx context.Context, nos []string) (map[string]core.Order, error) {
+func (f countingTx) OrdersForUpdate(ctx context.Context, nos []string) (map[string]core.Order, error) {
 	if err := f.call("OrdersForUpdate"); err != nil {
 		return nil, err
 	}
 	return f.Tx.OrdersForUpdate(ctx, nos)
 }
 
-func (f paymentTx) InsertPayments(ctx context.Context, ps []core.Payment) error {
+func (f countingTx) InsertPayments(ctx context.Context, ps []core.Payment) error {
 	if err := f.call("InsertPayments"); err != nil {
 		return err
 	}
 	return f.Tx.InsertPayments(ctx, ps)
 }
 
-func (f paymentTx) AddEvent(ctx context.Context, ev core.Event) error {
+func (f countingTx) DeleteSeatsOfOrders(ctx context.Context, nos []string) (map[string][]string, error) {
+	if err := f.call("DeleteSeatsOfOrders"); err != nil {
+		return nil, err
+	}
+	return f.Tx.DeleteSeatsOfOrders(ctx, nos)
+}
+
+func (f countingTx) AddEvent(ctx context.Context, ev core.Event) error {
 	if err := f.call("AddEvent"); err != nil {
 		return err
 	}
@@ -143,7 +150,7 @@ func TestGroupCommitPayments(t *testing.T) {
 				calls := map[string]int{}
 				var callsMu sync.Mutex
 				gs.inTx = func(tx core.Tx) core.Tx {
-					return paymentTx{Tx: tx, mu: &callsMu, calls: calls, faultAt: tc.kill, n: map[string]int{"AddEvent": 10, "InsertPayments": 1}[tc.kill],
+					return countingTx{Tx: tx, mu: &callsMu, calls: calls, faultAt: tc.kill, n: map[string]int{"AddEvent": 10, "InsertPayments": 1}[tc.kill],
 						fault: func() error { return killOpenTransactions(ctx, st) }}
 				}
 				metrics := core.NewMetrics(nil)

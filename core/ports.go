@@ -89,16 +89,19 @@ type Tx interface {
 	InsertPayment(ctx context.Context, p Payment) (bool, error)
 	// PaymentByTxn reads the payment recorded under txnID.
 	PaymentByTxn(ctx context.Context, txnID string) (Payment, error)
-	// OrdersForUpdate, PaymentsByTxns, InsertPayments and PayOrders are
-	// OrderForUpdate, PaymentByTxn, InsertPayment and TransitionPending to
-	// paid for many callbacks at once (paybatch.go). OrdersForUpdate locks
-	// in order-number order and leaves out orders that do not exist;
-	// InsertPayments fails whole on a txn id recorded before; PayOrders
-	// (order_no → its transition) returns how many orders it paid.
+	// OrdersForUpdate, TransitionPendings, DeleteSeatsOfOrders,
+	// PaymentsByTxns and InsertPayments are OrderForUpdate,
+	// TransitionPending, DeleteOrderSeats, PaymentByTxn and InsertPayment
+	// for many orders at once (cancelbatch.go, paybatch.go).
+	// OrdersForUpdate locks in order-number order and leaves out orders
+	// that do not exist; TransitionPendings (order_no → its transition)
+	// returns how many it moved; InsertPayments fails whole on a txn id
+	// recorded before.
 	OrdersForUpdate(ctx context.Context, orderNos []string) (map[string]Order, error)
+	TransitionPendings(ctx context.Context, to OrderStatus, ts map[string]Transition) (int, error)
+	DeleteSeatsOfOrders(ctx context.Context, orderNos []string) (map[string][]string, error)
 	PaymentsByTxns(ctx context.Context, txnIDs []string) (map[string]Payment, error)
 	InsertPayments(ctx context.Context, ps []Payment) error
-	PayOrders(ctx context.Context, ts map[string]Transition) (int, error)
 	InsertDiscrepancy(ctx context.Context, d Discrepancy) error
 	AddEvent(ctx context.Context, ev Event) error
 	AddEvents(ctx context.Context, evs []Event) error

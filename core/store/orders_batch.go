@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -152,4 +153,109 @@ func insertRows(ctx context.Context, x sqlx.ExecerContext, prefix string, cols i
 		}
 	}
 	return nil
+}
+
+// OrdersForUpdate reads the orders and locks their rows until the
+// transaction ends (on SQLite the transaction already holds the write
+// lock). Orders that do not exist are missing from the map.
+func (t *tx) OrdersForUpdate(ctx context.Context, orderNos []string) (map[string]core.Order, error) {
+	if len(orderNos) == 0 {
+		return map[string]core.Order{}, nil
+	}
+	// ORDER BY: InnoDB locks the rows in the order it reads them, the
+	// order-number order every batch of endings locks in.
+	q, args, err := sqlx.In(`SELECT `+orderCols+` FROM order_info WHERE order_no IN (?) ORDER BY order_no`+t.d.forUpdate(), orderNos)
+	if err != nil {
+		return nil, dbErr(err, "lock %d orders", len(orderNos))
+	}
+	var rows []orderRow
+	if err := t.x.SelectContext(ctx, &rows, t.x.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "lock %d orders", len(orderNos))
+	}
+	orders := make(map[string]core.Order, len(rows))
+	for _, r := range rows {
+		orders[r.OrderNo] = r.order()
+	}
+	return orders, nil
+}
+
+// TransitionPendings is TransitionPending for many orders in one UPDATE:
+// each order_no of ts gets its own close time, reason, actor and txn id,
+// and only while pending. It returns how many orders it moved to to.
+func (t *tx) TransitionPendings(ctx context.Context, to core.OrderStatus, ts map[string]core.Transition) (int, error) {
+	if len(ts) == 0 {
+		return 0, nil
+	}
+	nos := slices.Sorted(maps.Keys(ts))
+	cases := func(col string, v func(core.Transition) any) (string, []any) {
+		var b strings.Builder
+		args := make([]any, 0, 2*len(nos))
+		b.WriteString(col + " = CASE order_no")
+		for _, no := range nos {
+			b.WriteString(" WHEN ? THEN ?")
+			args = append(args, no, v(ts[no]))
+		}
+		b.WriteString(" END")
+		return b.String(), args
+	}
+	set := []string{"status = ?"}
+	args := []any{int(to)}
+	for _, c := range []struct {
+		col string
+		v   func(core.Transition) any
+	}{
+		{"closed_at", func(tr core.Transition) any { return ms(tr.At) }},
+		{"cancel_reason", func(tr core.Transition) any { return tr.Reason }},
+		{"cancel_actor", func(tr core.Transition) any { return tr.Actor }},
+		{"paid_txn_id", func(tr core.Transition) any { return tr.TxnID }},
+	} {
+		expr, a := cases(c.col, c.v)
+		set, args = append(set, expr), append(args, a...)
+	}
+	for _, no := range nos {
+		args = append(args, no)
+	}
+	res, err := t.x.ExecContext(ctx, `UPDATE order_info SET `+strings.Join(set, ", ")+
+		` WHERE status = 0 AND order_no IN (`+strings.TrimSuffix(strings.Repeat("?,", len(nos)), ",")+`)`, args...)
+	if err != nil {
+		return 0, dbErr(err, "move %d orders to %s", len(ts), to)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbErr(err, "move %d orders to %s: rows", len(ts), to)
+	}
+	return int(n), nil
+}
+
+// DeleteSeatsOfOrders is DeleteOrderSeats for many orders: it deletes
+// their order_seat rows and returns their seat ids by order.
+func (t *tx) DeleteSeatsOfOrders(ctx context.Context, orderNos []string) (map[string][]string, error) {
+	q, args, err := sqlx.In(`SELECT order_no, seat_id FROM order_seat WHERE order_no IN (?)`+t.d.forUpdate(), orderNos)
+	if err != nil {
+		return nil, dbErr(err, "seats of %d orders", len(orderNos))
+	}
+	var rows []struct {
+		OrderNo string `db:"order_no"`
+		SeatID  string `db:"seat_id"`
+	}
+	if err := t.x.SelectContext(ctx, &rows, t.x.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "seats of %d orders", len(orderNos))
+	}
+	seats := make(map[string][]string, len(orderNos))
+	for _, r := range rows {
+		seats[r.OrderNo] = append(seats[r.OrderNo], r.SeatID)
+	}
+	if len(rows) == 0 {
+		return seats, nil
+	}
+	if q, args, err = sqlx.In(`DELETE FROM order_seat WHERE order_no IN (?)`, orderNos); err != nil {
+		return nil, dbErr(err, "delete seats of %d orders", len(orderNos))
+	}
+	if _, err := t.x.ExecContext(ctx, t.x.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "delete seats of %d orders", len(orderNos))
+	}
+	for no, ids := range seats {
+		seats[no] = sortedSeatIDs(ids)
+	}
+	return seats, nil
 }
