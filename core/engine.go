@@ -598,9 +598,11 @@ type CancelResult struct {
 }
 
 // CancelAndRelease is the one cancel path for timeout, customer, staff and
-// reconcile. The transaction owns the conditional update and the order_seat
-// delete; Redis is released strictly after commit, because Redis cannot roll
-// back: a seat freed for an order that then stayed alive could be sold twice.
+// reconcile. The transaction (cancelJob.write in cancelbatch.go; a batch of
+// cancels that come together: cancelTogether) owns the conditional update
+// and the order_seat delete; Redis is released strictly after commit,
+// because Redis cannot roll back: a seat freed for an order that then
+// stayed alive could be sold twice.
 func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelResult, error) {
 	now := e.clock.Now()
 	path := ExpiryPath(r.Reason, r.Actor)
@@ -721,9 +723,10 @@ var paymentRefPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/+=-]*$`)
 // HandlePayment applies a verified payment callback. One transaction records
 // the payment (UNIQUE txn_id makes a repeat a no-op "duplicate") and runs the
 // same conditional update as every cancel; a payment that loses to a cancel
-// becomes a recorded discrepancy and never revives the order. Callbacks that
-// arrive together share that transaction (endbatch.go), each still deciding
-// its own order's fate.
+// becomes a recorded discrepancy and never revives the order. The
+// transaction is payJob.write in paybatch.go; callbacks that arrive together
+// share one (payTogether, endbatch.go), each still deciding its own order's
+// fate.
 func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, error) {
 	switch {
 	case len(p.OrderNo) > 40 || !paymentRefPattern.MatchString(p.OrderNo):
