@@ -28,7 +28,7 @@ const (
 
 // Stacks under test.
 const (
-	StackEmbedded = "embedded" // SQLite file, in-process Redis, DB delay queue
+	StackEmbedded = "embedded" // SQLite file, in-process seat store, DB delay queue
 	StackReal     = "real"     // MariaDB, Redis, RocketMQ on 127.0.0.1
 )
 
@@ -79,7 +79,8 @@ scenarios:
           the drain rate after it starts again, beside the raw DB commit rate
   pay     PayOrders orders placed, then paid by signed callbacks at full speed with
           duplicates
-  limits  raw Redis EVAL (lock.lua's shape), DB INSERT+COMMIT and queue send rates
+  limits  raw seat-store lock (real: Redis EVAL of lock.lua's shape; embedded: the
+          in-process store's Lock), DB INSERT+COMMIT and queue send rates
   all     limits, place and pay on one server, then expire for each delay mode
 
 flags:
