@@ -72,7 +72,7 @@ prints each figure beside the raw limit measured in the same run.
 
 scenarios:
   place   N clients buy random 1-4 seats until a show sells out, in Rounds fresh shows;
-          then checks that no seat is sold twice and Redis equals the DB seat by seat
+          then checks that no seat is sold twice and the seat store equals the DB seat by seat
   expire  Orders holds placed as fast as possible (burst), then Orders paced over
           --spread; lateness of each cancel after its expire_at, drain time, hops;
           then Orders holds left to come due while the server is stopped (backlog):
