@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"seatflow/core"
-	"seatflow/core/seats"
 	"seatflow/core/store"
+	"seatflow/core/testenv"
 )
 
 const (
@@ -85,9 +85,9 @@ func newTestApp(t testing.TB, override ...string) *testApp {
 // goneSeatStore starts an in-process Redis-protocol server for a test whose
 // seat store must go away (the embedded one lives in the app's process) and
 // returns it with the settings that point an app at it.
-func goneSeatStore(t testing.TB) (*seats.Embedded, map[string]string) {
+func goneSeatStore(t testing.TB) (*testenv.EmbeddedRedis, map[string]string) {
 	t.Helper()
-	emb, err := seats.StartEmbedded()
+	emb, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{"embedded", func(tb testing.TB) redis.UniversalClient {
-			e, err := StartEmbedded()
+			e, err := testenv.StartEmbeddedRedis()
 			if err != nil {
 				tb.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 )
 
 func TestLock(t *testing.T) {
@@ -464,7 +465,7 @@ func TestSetLimit(t *testing.T) {
 // TestUnavailable checks that a Redis that went away is reported as
 // ErrStoreUnavailable, which the HTTP layer maps to 503.
 func TestUnavailable(t *testing.T) {
-	e, err := StartEmbedded()
+	e, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,12 +492,12 @@ func TestUnavailable(t *testing.T) {
 }
 
 func TestDial(t *testing.T) {
-	e, err := StartEmbedded()
+	e, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	closed, err := StartEmbedded()
+	closed, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}

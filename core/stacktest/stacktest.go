@@ -38,7 +38,7 @@ type Stack struct {
 	// stack, whose seat store is in process.
 	Redis redis.UniversalClient
 	// Embedded is the in-process Redis of EmbeddedRedis (nil otherwise).
-	Embedded *seats.Embedded
+	Embedded *testenv.EmbeddedRedis
 }
 
 // Each runs fn once on the embedded stack and once on the real one.
@@ -67,7 +67,7 @@ func Embedded(t testing.TB) *Stack {
 func EmbeddedRedis(t testing.TB) *Stack {
 	t.Helper()
 	db, q := openEmbedded(t)
-	emb, err := seats.StartEmbedded()
+	emb, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}
