@@ -15,6 +15,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/stacktest"
+	"seatflow/core/store"
 )
 
 // gatedStore holds the first core.PlaceWriters transactions (holdN, if
@@ -118,7 +119,7 @@ func ordersOf(t *testing.T, st *stacktest.Stack, showID, user int64) []string {
 // SQLite, whose one connection is in-process, it fails the statement
 // instead, as a dead connection would.
 func killOpenTransactions(ctx context.Context, st *stacktest.Stack) error {
-	if st.Embedded != nil {
+	if st.DB.Dialect() == store.SQLite {
 		return errors.New("injected: connection lost before commit")
 	}
 	// The plugs' transactions may still be committing beside the batch.

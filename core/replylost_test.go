@@ -79,7 +79,7 @@ func TestFaultLockReplyLost(t *testing.T) {
 		{name: "read timeout, request cancelled", cancelsCtx: true},
 		{name: "box office, read timeout", boxOffice: true},
 	}
-	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+	stacktest.EachRedis(t, func(t *testing.T, st *stacktest.Stack) {
 		for _, tc := range cases {
 			t.Logf("case %s", tc.name)
 			func() {
@@ -137,7 +137,7 @@ var ambiguousReplies = []struct {
 }
 
 func TestFaultReleaseReplyLost(t *testing.T) {
-	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+	stacktest.EachRedis(t, func(t *testing.T, st *stacktest.Stack) {
 		for _, tc := range ambiguousReplies {
 			t.Logf("case cancel, %s", tc.name)
 			func() {
@@ -199,7 +199,7 @@ func TestFaultReleaseReplyLost(t *testing.T) {
 }
 
 func TestFaultSellReplyLost(t *testing.T) {
-	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+	stacktest.EachRedis(t, func(t *testing.T, st *stacktest.Stack) {
 		for _, tc := range ambiguousReplies {
 			t.Logf("case %s", tc.name)
 			func() {
@@ -227,7 +227,7 @@ func TestFaultSellReplyLost(t *testing.T) {
 }
 
 func TestFaultRefundReleaseReplyLost(t *testing.T) {
-	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+	stacktest.EachRedis(t, func(t *testing.T, st *stacktest.Stack) {
 		for _, tc := range ambiguousReplies {
 			t.Logf("case %s", tc.name)
 			func() {

@@ -11,7 +11,6 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/reconcile"
-	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 )
 
@@ -300,11 +299,7 @@ func TestPlanChangeVsFirstOrderRace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Embedded == nil {
-				t.Cleanup(func() {
-					st.Redis.Del(context.Background(), seats.KeySeats(show.ID), seats.KeyLimit(show.ID), seats.KeyBlocked(show.ID))
-				})
-			}
+			st.CleanupSeats(t, show.ID)
 			// The placing engine has the old plan cached, as a busy instance would.
 			if _, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"Z-1"}}); !errors.Is(err, core.ErrInvalid) {
 				t.Fatalf("unknown seat: %v", err)

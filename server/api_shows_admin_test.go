@@ -20,7 +20,7 @@ import (
 )
 
 // showStacks are the two databases the shows API is tested on: the
-// embedded stack (SQLite, in-process Redis) and MariaDB with the real Redis.
+// embedded stack (SQLite, in-process seat store) and MariaDB with the real Redis.
 var showStacks = []struct {
 	name string
 	mk   func(testing.TB) *testApp
@@ -82,7 +82,7 @@ func (a *testApp) createShow(body string) showDetailJSON {
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		a.t.Fatal(err)
 	}
-	if a.app.embedded == nil {
+	if a.app.redis != nil { // a shared Redis: the in-process seat store goes with the app
 		id := out.ID
 		a.t.Cleanup(func() {
 			a.app.redis.Del(context.Background(), seats.KeySeats(id), seats.KeyLimit(id), seats.KeyBlocked(id))
@@ -481,7 +481,7 @@ func TestCancelShowAPI(t *testing.T) {
 			if rec := a.do("POST", "/api/v1/shows/999999999/cancel", ""); rec.Code != http.StatusNotFound {
 				t.Errorf("cancel unknown show: %d", rec.Code)
 			}
-			if err := reconcile.CheckInvariants(t.Context(), a.app.DB, seats.New(a.app.redis), time.Now()); err != nil {
+			if err := reconcile.CheckInvariants(t.Context(), a.app.DB, a.app.seats, time.Now()); err != nil {
 				t.Error(err)
 			}
 		})

@@ -475,8 +475,9 @@ func TestOpsEndpoints(t *testing.T) {
 }
 
 func TestStoreOutage(t *testing.T) {
-	a := newTestApp(t)
-	a.app.embedded.Close() // the seat store goes away
+	redis, env := goneSeatStore(t)
+	a := newTestApp(t, "SEATFLOW_REDIS", env["SEATFLOW_REDIS"], "SEATFLOW_REDIS_ALLOW_EVICTION", env["SEATFLOW_REDIS_ALLOW_EVICTION"])
+	redis.Close() // the seat store goes away
 
 	rec := a.do("GET", "/readyz", "")
 	if rec.Code != http.StatusServiceUnavailable || errorCode(t, rec) != "store_unavailable" {

@@ -33,8 +33,8 @@ type App struct {
 	Handler *Server
 
 	hub        *SeatHub
-	embedded   *seats.Embedded // nil with a real Redis
-	redis      redis.UniversalClient
+	seats      seats.Interface       // in process with SEATFLOW_REDIS=embedded
+	redis      redis.UniversalClient // nil with the embedded seat store
 	queue      core.DelayQueue
 	Reconciler *reconcile.Reconciler
 	Refunds    *core.Refunds
@@ -45,7 +45,7 @@ type App struct {
 	reconcileDone <-chan struct{}
 	pruningDone   <-chan struct{} // the retention job; stopped by stopReconcile too
 
-	relay      *RedisRelay // nil with the embedded Redis: one process, no one to relay to
+	relay      *RedisRelay // nil with the embedded seat store: one process, no one to relay to
 	clock      core.Clock
 	skew       *clockSkew // nil until NewApp
 	health     *storeHealth
@@ -134,18 +134,16 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		return nil, fmt.Errorf("SEATFLOW_DB: migrate: %w", err)
 	}
 
-	redisURL := cfg.Redis
-	if redisURL == Embedded {
-		if a.embedded, err = seats.StartEmbedded(); err != nil {
-			return nil, err
+	// The embedded stack keeps seat state in this process: the Redis
+	// store's rules without a Redis protocol, its scripts or its client.
+	if cfg.Redis == Embedded {
+		a.seats = seats.NewMemory()
+	} else {
+		if a.redis, err = seats.DialWith(ctx, cfg.Redis, seats.DialOptions{PoolSize: cfg.RedisPool,
+			AllowEviction: cfg.RedisAllowEviction, Logger: logger}); err != nil {
+			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
 		}
-		redisURL = a.embedded.URL()
-	}
-	// The in-process server never evicts (and has no CONFIG to ask).
-	allowEviction := cfg.RedisAllowEviction || cfg.Redis == Embedded
-	if a.redis, err = seats.DialWith(ctx, redisURL, seats.DialOptions{PoolSize: cfg.RedisPool,
-		AllowEviction: allowEviction, Logger: logger}); err != nil {
-		return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
+		a.seats = seats.New(a.redis)
 	}
 
 	// The queues count their dead letters, so the metrics come first.
@@ -157,7 +155,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 
 	// A real Redis may be shared by several instances: seat changes go
 	// through its pub/sub, so every instance's browsers see every change.
-	// The embedded Redis serves this process only: changes stay in it.
+	// The embedded seat store serves this process only: changes stay in it.
 	var relay SeatRelay // a nil *RedisRelay in it would not be a nil SeatRelay
 	if cfg.Redis != Embedded {
 		// A single node or Sentinel's master is a *redis.Client; a cluster
@@ -177,10 +175,9 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 			// milliseconds past their expiry, and the alert must not see them.
 			return a.DB.OverdueCount(ctx, time.Now().Add(-cfg.Engine.Delay.Slack-time.Second))
 		}))
-	seatStore := seats.New(a.redis)
 	a.engine, err = core.NewEngine(cfg.Engine, core.Deps{
 		Store:    a.DB,
-		Seats:    seatStore,
+		Seats:    a.seats,
 		Queue:    a.queue,
 		Clock:    a.clock,
 		Logger:   logger,
@@ -190,7 +187,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if err != nil {
 		return nil, err
 	}
-	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: seatStore,
+	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats,
 		Clock: a.clock, Logger: logger, Metrics: a.registry},
 		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
 	if err != nil {
@@ -200,7 +197,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 		return nil, err
 	}
 
-	// The in-process Redis starts empty every time. A real Redis keeps its
+	// The embedded seat store starts empty every time. A real Redis keeps its
 	// state and may be shared with other instances placing orders right
 	// now, so it is never wiped here; reconcile repairs its drift.
 	// Only the shows whose keys retention keeps: not every show ever created.
@@ -222,7 +219,7 @@ func (a *App) probeStores(ctx context.Context) []string {
 	if a.DB.Ping(ctx) != nil {
 		down = append(down, storeDatabase)
 	}
-	if a.redis.Ping(ctx).Err() != nil {
+	if a.seats.Ping(ctx) != nil {
 		down = append(down, storeSeats)
 	}
 	if a.queue.Ping(ctx) != nil {
@@ -354,9 +351,6 @@ func (a *App) Close() error {
 	}
 	if a.redis != nil {
 		errs = append(errs, a.redis.Close())
-	}
-	if a.embedded != nil {
-		a.embedded.Close()
 	}
 	if a.DB != nil {
 		errs = append(errs, a.DB.Close())

@@ -12,7 +12,6 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/reconcile"
-	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 	"seatflow/core/testenv"
@@ -129,7 +128,7 @@ func appPoisonTimeout(t *testing.T, attempts int, env map[string]string, trigger
 	}); err != nil {
 		t.Errorf("after the retry: %v", err)
 	}
-	if err := reconcile.CheckInvariants(ctx, app.DB, seats.New(app.redis), time.Now()); err != nil {
+	if err := reconcile.CheckInvariants(ctx, app.DB, app.seats, time.Now()); err != nil {
 		t.Error(err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
-	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 )
 
@@ -73,7 +72,7 @@ func TestOpsInBrowser(t *testing.T) {
 	// test make expired holds and late cancels without waiting for them.
 	clock := stacktest.NewClock(time.Now().Add(-time.Hour))
 	past, err := core.NewEngine(core.Config{HoldTTL: 10 * time.Minute, PurchaseLimit: 100, Delay: core.DefaultDelayPolicy()},
-		core.Deps{Store: a.app.DB, Seats: seats.New(a.app.redis), Queue: a.app.queue, Clock: clock, Notifier: a.app.hub})
+		core.Deps{Store: a.app.DB, Seats: a.app.seats, Queue: a.app.queue, Clock: clock, Notifier: a.app.hub})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +181,7 @@ func TestOpsInBrowser(t *testing.T) {
 	ops.screenshot("ops-05-dashboard")
 
 	// A drifted purchase counter for reconcile to find.
-	if err := seats.New(a.app.redis).SetLimit(ctx, a.show.ID, 99, 3); err != nil {
+	if err := a.app.seats.SetLimit(ctx, a.show.ID, 99, 3); err != nil {
 		t.Fatal(err)
 	}
 	ops.do("dry run",

@@ -19,6 +19,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/store"
+	"seatflow/core/testenv"
 )
 
 const (
@@ -31,7 +32,7 @@ func mapEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// testApp is the real embedded stack (SQLite file, in-process Redis, DB
+// testApp is the real embedded stack (SQLite file, in-process seat store, DB
 // delay queue) behind the HTTP handler, with one 3×4 show: row A costs
 // 1500, row B 1250, row C 1000 cents a seat.
 type testApp struct {
@@ -79,6 +80,20 @@ func newTestApp(t testing.TB, override ...string) *testApp {
 		t.Fatal(err)
 	}
 	return &testApp{t: t, app: app, show: show}
+}
+
+// goneSeatStore starts an in-process Redis-protocol server for a test whose
+// seat store must go away (the embedded one lives in the app's process) and
+// returns it with the settings that point an app at it.
+func goneSeatStore(t testing.TB) (*testenv.EmbeddedRedis, map[string]string) {
+	t.Helper()
+	emb, err := testenv.StartEmbeddedRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Close)
+	// It never evicts, and has no CONFIG for the start to ask.
+	return emb, map[string]string{"SEATFLOW_REDIS": emb.URL(), "SEATFLOW_REDIS_ALLOW_EVICTION": "true"}
 }
 
 // do sends a request through the handler. Without an explicit

@@ -116,7 +116,7 @@ func testRelay(t *testing.T, rdb redis.UniversalClient) {
 func TestRedisRelay(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {
 		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-		emb, err := seats.StartEmbedded()
+		emb, err := testenv.StartEmbeddedRedis()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func TestRedisRelayResyncsAfterReconnect(t *testing.T) {
 
 func TestRedisRelayStartAndClose(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	emb, err := seats.StartEmbedded()
+	emb, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,8 +139,9 @@ func TestAPIResponseHeaders(t *testing.T) {
 // has that.
 func TestReadyzHidesInternalErrors(t *testing.T) {
 	logs := &syncBuffer{}
-	app, base, _ := startApp(t, map[string]string{}, NewLogger(logs, slog.LevelInfo))
-	app.embedded.Close() // the seat store goes away
+	redis, env := goneSeatStore(t)
+	_, base, _ := startApp(t, env, NewLogger(logs, slog.LevelInfo))
+	redis.Close() // the seat store goes away
 	resp, err := http.Get(base + "/readyz")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/reconcile"
-	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 )
@@ -264,8 +263,11 @@ func (d *benchData) inject(b *testing.B, iter int) {
 	// limit_drift: counters of other paid users set wrong.
 	for i := range benchPerKind {
 		p := d.paid[i]
-		v := fmt.Sprintf("%d|%s|%d|%d", core.SeatLocked, p.orderNo, p.user, old.UnixMilli())
-		if err := st.Redis.HSet(ctx, seats.KeySeats(p.show), p.seat, v).Err(); err != nil {
+		// Sold → locked by the same order at old, its counter unchanged.
+		if n, err := st.Seats.ReleaseSold(ctx, p.show, p.orderNo, []string{p.seat}); err != nil || n != 1 {
+			b.Fatalf("unsell %s of %s: %d %v", p.seat, p.orderNo, n, err)
+		}
+		if err := st.Seats.Lock(ctx, p.show, p.user, p.orderNo, []string{p.seat}, 0, old); err != nil {
 			b.Fatal(err)
 		}
 		q := d.paid[benchPerKind+i]

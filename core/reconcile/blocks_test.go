@@ -11,7 +11,6 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/reconcile"
-	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 )
 
@@ -30,7 +29,7 @@ func TestReconcileKeepsBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The seat store loses its locks but not its blocks.
-		if err := st.Redis.Del(ctx, seats.KeySeats(f.show.ID), seats.KeyLimit(f.show.ID)).Err(); err != nil {
+		if err := st.Seats.Replace(ctx, f.show.ID, nil); err != nil {
 			t.Fatal(err)
 		}
 		f.clock.Advance(grace + time.Second)
@@ -63,15 +62,16 @@ func TestReconcileRepairsBlocks(t *testing.T) {
 			t.Fatalf("block %v: %v", seatIDs, err)
 		}
 	}
-	setRedisBlock := func(t *testing.T, f *fixture, seat, value string) {
+	// The seat store alone blocks (now) or unblocks a seat, the DB not.
+	setSeatStoreBlock := func(t *testing.T, f *fixture, seat, reason string) {
 		t.Helper()
-		if err := f.st.Redis.HSet(ctx, seats.KeyBlocked(f.show.ID), seat, value).Err(); err != nil {
+		if _, err := f.st.Seats.Block(ctx, f.show.ID, []string{seat}, reason, f.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	dropRedisBlock := func(t *testing.T, f *fixture, seat string) {
+	dropSeatStoreBlock := func(t *testing.T, f *fixture, seat string) {
 		t.Helper()
-		if err := f.st.Redis.HDel(ctx, seats.KeyBlocked(f.show.ID), seat).Err(); err != nil {
+		if err := f.st.Seats.Unblock(ctx, f.show.ID, []string{seat}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestReconcileRepairsBlocks(t *testing.T) {
 			f.place(t, 1, "C-1")
 			// The seat store lost the hold, so the block's script lets it
 			// through and the DB (which has the order_seat row) refuses it.
-			if err := f.st.Redis.Del(ctx, seats.KeySeats(f.show.ID), seats.KeyLimit(f.show.ID)).Err(); err != nil {
+			if err := f.st.Seats.Replace(ctx, f.show.ID, nil); err != nil {
 				t.Fatal(err)
 			}
 			f.seats.failUnblock.Store(true)
@@ -110,22 +110,22 @@ func TestReconcileRepairsBlocks(t *testing.T) {
 		}, action: reconcile.ActionUnblock, seats: []string{"C-1"},
 			also: map[string][2]int{reconcile.CheckStaleRedisLock: {1, 1}}},
 		{name: "seat store blocks a seat the DB never blocked", fault: func(t *testing.T, f *fixture) {
-			setRedisBlock(t, f, "D-1", fmt.Sprintf("technical|%d", f.clock.Now().UnixMilli()))
+			setSeatStoreBlock(t, f, "D-1", core.BlockTechnical)
 		}, action: reconcile.ActionUnblock, seats: []string{"D-1"}, probe: "D-1", sellable: true},
 		{name: "seat store lost a block", fault: func(t *testing.T, f *fixture) {
 			block(t, f, core.BlockWheelchair, "A-1", "A-2")
-			dropRedisBlock(t, f, "A-2")
+			dropSeatStoreBlock(t, f, "A-2")
 		}, action: reconcile.ActionBlock, seats: []string{"A-2"}, probe: "A-2"},
 		{name: "seat store blocks for another reason", fault: func(t *testing.T, f *fixture) {
 			block(t, f, core.BlockWheelchair, "A-1")
-			setRedisBlock(t, f, "A-1", fmt.Sprintf("house|%d", f.clock.Now().UnixMilli()))
+			setSeatStoreBlock(t, f, "A-1", core.BlockHouse)
 		}, action: reconcile.ActionBlock, seats: []string{"A-1"}},
 		{name: "seat store lost the block of a seat held at the box office", fault: func(t *testing.T, f *fixture) {
 			block(t, f, core.BlockWheelchair, "B-1")
 			if _, err := f.eng.Place(ctx, core.PlaceRequest{UserID: core.BoxOfficeUserID, ShowID: f.show.ID, SeatIDs: []string{"B-1"}, BoxOffice: true}); err != nil {
 				t.Fatal(err)
 			}
-			dropRedisBlock(t, f, "B-1")
+			dropSeatStoreBlock(t, f, "B-1")
 		}, action: reconcile.ActionBlock, seats: []string{"B-1"}},
 	}
 	for _, tt := range tests {

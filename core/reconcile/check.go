@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"seatflow/core"
-	"seatflow/core/seats"
 	"seatflow/core/store"
 )
 
@@ -95,7 +94,7 @@ func (it *Item) sayAlso(english string, ph core.Phrase) {
 type Env struct {
 	Engine *core.Engine
 	DB     *store.DB
-	Seats  *seats.Store
+	Seats  SeatStore
 	Log    *slog.Logger
 	// Now is the run's start; every check judges "expired" and "older than
 	// the grace period" against it.

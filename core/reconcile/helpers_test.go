@@ -13,7 +13,6 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/reconcile"
-	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 )
@@ -157,18 +156,11 @@ func (f *fixture) wantRepaired(t *testing.T, orderNo, check string) {
 	t.Errorf("order %s has no %s event of check %s: %+v", orderNo, core.EventRepaired, check, evs)
 }
 
-// flushSeats wipes the seat store's state of the show: the whole embedded
-// server (it is this test's own), or the show's keys on the shared Redis.
+// flushSeats wipes the seat store's locks, sales and counters of the show
+// (its blocks stay): a seat store that lost its state.
 func (f *fixture) flushSeats(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
-	var err error
-	if f.st.Embedded != nil {
-		err = f.st.Redis.FlushAll(ctx).Err()
-	} else {
-		err = f.st.Redis.Del(ctx, seats.KeySeats(f.show.ID), seats.KeyLimit(f.show.ID)).Err()
-	}
-	if err != nil {
+	if err := f.st.Seats.Replace(context.Background(), f.show.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"seatflow/core"
-	"seatflow/core/seats"
 	"seatflow/core/store"
 )
 
@@ -39,7 +38,7 @@ const maxViolations = 50
 // It reads everything it checks (paged): it is for tests and for ops
 // checking a quiet system, not for the hot path. Work in flight shows up as
 // a violation.
-func CheckInvariants(ctx context.Context, db *store.DB, seatStore *seats.Store, now time.Time) error {
+func CheckInvariants(ctx context.Context, db *store.DB, seatStore SeatReader, now time.Time) error {
 	v := &violations{}
 	shows, err := db.Shows(ctx)
 	if err != nil {
@@ -81,7 +80,7 @@ func CheckInvariants(ctx context.Context, db *store.DB, seatStore *seats.Store, 
 
 // checkShow checks one show's seats in the DB and, with withSeatStore, the
 // seat store against them.
-func checkShow(ctx context.Context, db *store.DB, seatStore *seats.Store, showID int64, withSeatStore bool, v *violations) error {
+func checkShow(ctx context.Context, db *store.DB, seatStore SeatReader, showID int64, withSeatStore bool, v *violations) error {
 	var (
 		holds  = map[string]core.SeatHold{}
 		limits = map[int64]int{}
@@ -162,7 +161,7 @@ func checkShow(ctx context.Context, db *store.DB, seatStore *seats.Store, showID
 }
 
 // checkBlocks: the seat store's blocks equal the DB's.
-func checkBlocks(ctx context.Context, db *store.DB, seatStore *seats.Store, showID int64, v *violations) error {
+func checkBlocks(ctx context.Context, db *store.DB, seatStore SeatReader, showID int64, v *violations) error {
 	inRedis, err := seatStore.Blocks(ctx, showID)
 	if err != nil {
 		return err

@@ -160,7 +160,7 @@ func childStack(t *testing.T, kind string) (dsn, redisURL string) {
 	t.Helper()
 	ctx := context.Background()
 	if kind == "embedded" {
-		emb, err := seats.StartEmbedded()
+		emb, err := testenv.StartEmbeddedRedis()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 // twice and is about to write the DB's count when a placement of the same
 // user locks one more seat. The placement's increment must survive.
 func TestFaultLockBeforeLimitWrite(t *testing.T) {
-	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+	stacktest.EachRedis(t, func(t *testing.T, st *stacktest.Stack) {
 		f := newFixture(t, st)
 		ctx := context.Background()
 		f.place(t, 1, "A-1", "A-2")

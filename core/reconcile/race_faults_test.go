@@ -20,7 +20,7 @@ import (
 // re-locks is cancelled after the check's snapshot, just before the lock
 // goes to Redis. The seats must not stay locked for the cancelled order.
 func TestFaultCancelBeforeRelock(t *testing.T) {
-	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+	stacktest.EachRedis(t, func(t *testing.T, st *stacktest.Stack) {
 		f := newFixture(t, st)
 		o := f.place(t, 2, "B-1", "B-2")
 		f.flushSeats(t) // the seat store lost the order's lock

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"seatflow/core"
-	"seatflow/core/seats"
 	"seatflow/core/store"
 )
 
@@ -23,7 +22,7 @@ import (
 //
 // It leaves what a redelivery leaves (timeout_fired events, a lost-race
 // end_attempt) and reads everything: it is for tests on a quiet system.
-func CheckRedelivery(ctx context.Context, eng *core.Engine, db *store.DB, seatStore *seats.Store, now time.Time) error {
+func CheckRedelivery(ctx context.Context, eng *core.Engine, db *store.DB, seatStore SeatReader, now time.Time) error {
 	before, err := takeRedeliveryState(ctx, db, seatStore)
 	if err != nil {
 		return fmt.Errorf("redelivery: %w", err)
@@ -73,7 +72,7 @@ type redeliveryState struct {
 	money  map[string]int
 }
 
-func takeRedeliveryState(ctx context.Context, db *store.DB, seatStore *seats.Store) (redeliveryState, error) {
+func takeRedeliveryState(ctx context.Context, db *store.DB, seatStore SeatReader) (redeliveryState, error) {
 	s := redeliveryState{orders: map[string]core.Order{}, seats: map[int64]string{}}
 	var nos []string
 	if err := db.EachOrder(ctx, core.OrderSearch{}, func(o core.Order) error {

@@ -22,7 +22,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"seatflow/core"
-	"seatflow/core/seats"
 	"seatflow/core/store"
 )
 
@@ -54,7 +53,7 @@ var ErrRunNotFound = &core.Error{Kind: core.KindNotFound, Code: "reconcile_run_n
 type Deps struct {
 	Engine  *core.Engine
 	DB      *store.DB
-	Seats   *seats.Store
+	Seats   SeatStore
 	Clock   core.Clock
 	Logger  *slog.Logger
 	Metrics prometheus.Registerer

@@ -88,3 +88,32 @@ func BenchmarkRawEval(b *testing.B) {
 		return err
 	}, 1)
 }
+
+// BenchmarkMemoryLock is BenchmarkLock on the in-process store, from
+// parallel goroutines into one show (a sale's rush) or spread over 64.
+func BenchmarkMemoryLock(b *testing.B) {
+	for _, shows := range []int64{1, 64} {
+		for _, n := range []int{1, 4} {
+			b.Run(fmt.Sprintf("shows=%d/seats=%d", shows, n), func(b *testing.B) {
+				m := NewMemory()
+				ctx := context.Background()
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						i := next.Add(1)
+						seats := make([]string, n)
+						for k := range seats {
+							seats[k] = strconv.FormatInt(i, 10) + "-" + strconv.Itoa(k)
+						}
+						// Each show holds up to seatsPerShow seats; then the next one.
+						show := i%shows + shows*(i*int64(n)/seatsPerShow)
+						if err := m.Lock(ctx, show, i%100, "b"+strconv.FormatInt(i, 10), seats, 0, t0); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			})
+		}
+	}
+}

@@ -237,7 +237,7 @@ func TestDialEvictionPolicy(t *testing.T) {
 
 // A server that hides CONFIG is accepted with a warning.
 func TestDialHiddenConfig(t *testing.T) {
-	e, err := StartEmbedded() // miniredis knows no CONFIG
+	e, err := testenv.StartEmbeddedRedis() // miniredis knows no CONFIG
 	if err != nil {
 		t.Fatal(err)
 	}

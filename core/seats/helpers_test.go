@@ -28,7 +28,7 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{"embedded", func(tb testing.TB) redis.UniversalClient {
-			e, err := StartEmbedded()
+			e, err := testenv.StartEmbeddedRedis()
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -51,7 +51,8 @@ func dial(tb testing.TB, url string) redis.UniversalClient {
 	return c
 }
 
-// eachBackend runs fn as one subtest per backend.
+// eachBackend runs fn as one subtest per Redis backend: tests of Redis
+// itself (its values, replies and connections).
 func eachBackend(t *testing.T, fn func(t *testing.T, rdb redis.UniversalClient)) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) { fn(t, b.dial(t)) })
@@ -66,6 +67,73 @@ func newShow(tb testing.TB, rdb redis.UniversalClient) int64 {
 	return id
 }
 
+// subject is one seat store the behaviour tests run against, with the raw
+// access a few of them need.
+type subject struct {
+	Interface
+	// newShow returns a show id no other test (or concurrent run on the
+	// shared Redis) uses; its state is deleted at the end.
+	newShow func(tb testing.TB) int64
+	// bareBlock stores a block as written before blocks carried a time.
+	bareBlock func(tb testing.TB, show int64, seat, reason string)
+	// storedParts counts the show's stored seats, counters and blocks
+	// that are not empty (Redis keeps no empty hash).
+	storedParts func(show int64) int64
+}
+
+// eachStore runs fn as one subtest per Redis backend, and on Memory: the
+// contract both seat stores keep.
+func eachStore(t *testing.T, fn func(t *testing.T, s *subject)) {
+	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) { fn(t, redisSubject(rdb)) })
+	t.Run("memory", func(t *testing.T) { fn(t, memorySubject(NewMemory())) })
+}
+
+func redisSubject(rdb redis.UniversalClient) *subject {
+	ctx := context.Background()
+	return &subject{
+		Interface: New(rdb),
+		newShow:   func(tb testing.TB) int64 { return newShow(tb, rdb) },
+		bareBlock: func(tb testing.TB, show int64, seat, reason string) {
+			if err := rdb.HSet(ctx, KeyBlocked(show), seat, reason).Err(); err != nil {
+				tb.Fatal(err)
+			}
+		},
+		storedParts: func(show int64) int64 {
+			var n int64
+			for _, k := range []string{KeySeats(show), KeyLimit(show), KeyBlocked(show)} {
+				n += rdb.Exists(ctx, k).Val()
+			}
+			return n
+		},
+	}
+}
+
+func memorySubject(m *Memory) *subject {
+	return &subject{
+		Interface: m,
+		newShow:   func(testing.TB) int64 { return 1<<52 + rand.Int64N(1<<52) },
+		bareBlock: func(_ testing.TB, show int64, seat, reason string) {
+			sh := m.lockShow(show, true)
+			defer sh.mu.Unlock()
+			sh.blocked[seat] = memBlock{reason: reason}
+		},
+		storedParts: func(show int64) int64 {
+			sh := m.lockShow(show, false)
+			if sh == nil {
+				return 0
+			}
+			defer sh.mu.Unlock()
+			var n int64
+			for _, size := range []int{len(sh.seats), len(sh.limits), len(sh.blocked)} {
+				if size > 0 {
+					n++
+				}
+			}
+			return n
+		},
+	}
+}
+
 // step is a fixture action: Lock (at t0, no limit) or MarkSold.
 type step struct {
 	sell  bool
@@ -74,7 +142,7 @@ type step struct {
 	seats []string
 }
 
-func given(t *testing.T, s *Store, show int64, steps []step) {
+func given(t *testing.T, s Interface, show int64, steps []step) {
 	t.Helper()
 	ctx := context.Background()
 	for _, st := range steps {
@@ -100,7 +168,7 @@ func sd(seat, order string, user int64, lockedAt time.Time) core.SeatHold {
 
 // wantState checks the show's holds and counters, and that the counters are
 // exactly what the holds imply.
-func wantState(t *testing.T, s *Store, show int64, holds []core.SeatHold, limits map[int64]int) {
+func wantState(t *testing.T, s Interface, show int64, holds []core.SeatHold, limits map[int64]int) {
 	t.Helper()
 	ctx := context.Background()
 	got, err := s.Holds(ctx, show)

@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"seatflow/core"
 )
 
@@ -28,11 +26,10 @@ func TestSetLimitIf(t *testing.T) {
 		{name: "missing counter is not 1", user: 3, expected: 1, n: 2, want: map[int64]int{1: 1, 2: 1}},
 		{name: "negative rejected", user: 1, expected: 1, n: -1, wantErr: core.ErrInvalid, want: map[int64]int{1: 1, 2: 1}},
 	}
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				show := newShow(t, rdb)
+				show := s.newShow(t)
 				given(t, s, show, []step{{order: "o1", user: 1, seats: []string{"a"}}, {order: "o2", user: 2, seats: []string{"b"}}})
 				wrote, err := s.SetLimitIf(context.Background(), show, tt.user, tt.expected, tt.n)
 				if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {

@@ -106,19 +106,8 @@ func (s *Store) LockBlocked(ctx context.Context, showID, userID int64, orderNo s
 }
 
 func (s *Store) lockSeats(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time, allowBlocked bool) error {
-	if err := checkOrderNo(orderNo); err != nil {
+	if err := checkLock(orderNo, seatIDs); err != nil {
 		return err
-	}
-	if len(seatIDs) == 0 || len(seatIDs) > MaxLockSeats {
-		return core.Invalidf("%d seats to lock, want 1 to %d", len(seatIDs), MaxLockSeats)
-	}
-	// A repeated seat would be locked once but counted twice.
-	seen := make(map[string]bool, len(seatIDs))
-	for _, id := range seatIDs {
-		if seen[id] {
-			return core.Invalidf("seat %q requested twice", id)
-		}
-		seen[id] = true
 	}
 	allow := "0"
 	if allowBlocked {
@@ -327,6 +316,26 @@ func (s *Store) Ping(ctx context.Context) error {
 func checkOrderNo(orderNo string) error {
 	if orderNo == "" || strings.Contains(orderNo, "|") {
 		return core.Invalidf("bad order number %q", orderNo)
+	}
+	return nil
+}
+
+// checkLock validates a Lock's arguments: an order number checkOrderNo
+// accepts and 1 to MaxLockSeats distinct seats.
+func checkLock(orderNo string, seatIDs []string) error {
+	if err := checkOrderNo(orderNo); err != nil {
+		return err
+	}
+	if len(seatIDs) == 0 || len(seatIDs) > MaxLockSeats {
+		return core.Invalidf("%d seats to lock, want 1 to %d", len(seatIDs), MaxLockSeats)
+	}
+	// A repeated seat would be locked once but counted twice.
+	seen := make(map[string]bool, len(seatIDs))
+	for _, id := range seatIDs {
+		if seen[id] {
+			return core.Invalidf("seat %q requested twice", id)
+		}
+		seen[id] = true
 	}
 	return nil
 }

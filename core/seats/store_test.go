@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
+	"seatflow/core/testenv"
 )
 
 func TestLock(t *testing.T) {
@@ -87,11 +88,10 @@ func TestLock(t *testing.T) {
 		{name: "no seats rejected", user: 1, order: "o1", wantErr: core.ErrInvalid},
 		{name: "separator in order number rejected", user: 1, order: "o|1", seats: []string{"a"}, wantErr: core.ErrInvalid},
 	}
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				show := newShow(t, rdb)
+				show := s.newShow(t)
 				given(t, s, show, tt.given)
 				err := s.Lock(context.Background(), show, tt.user, tt.order, tt.seats, tt.limit, t0)
 				if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
@@ -141,11 +141,10 @@ func TestRelease(t *testing.T) {
 			holds:  []core.SeatHold{sd("a", "o1", 1, t0), sd("b", "o1", 1, t0), lk("c", "o2", 2), sd("d", "o3", 1, time.Time{})},
 			limits: map[int64]int{1: 3, 2: 1}},
 	}
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				show := newShow(t, rdb)
+				show := s.newShow(t)
 				given(t, s, show, append(fixture, tt.extra...))
 				var n int
 				for range tt.times {
@@ -198,11 +197,10 @@ func TestMarkSold(t *testing.T) {
 			user:  1, order: "o1", seats: []string{"a"},
 			holds: []core.SeatHold{sd("a", "o1", 1, t0)}, limits: map[int64]int{1: 1}},
 	}
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				show := newShow(t, rdb)
+				show := s.newShow(t)
 				given(t, s, show, tt.given)
 				if err := s.MarkSold(context.Background(), show, tt.user, tt.order, tt.seats); err != nil {
 					t.Fatal(err)
@@ -241,11 +239,10 @@ func TestReleaseIfLockedBefore(t *testing.T) {
 			holds: []core.SeatHold{sd("a", "o1", 1, t0)}, limits: map[int64]int{1: 1}},
 		{name: "free seat", seat: "a", order: "o1", before: t0.Add(time.Hour)},
 	}
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				show := newShow(t, rdb)
+				show := s.newShow(t)
 				given(t, s, show, tt.given)
 				got, err := s.ReleaseIfLockedBefore(context.Background(), show, tt.seat, tt.order, tt.before)
 				if err != nil {
@@ -282,11 +279,10 @@ func TestReplace(t *testing.T) {
 		{name: "repeated seat rejected", holds: []core.SeatHold{lk("a", "o1", 1), lk("a", "o2", 2)},
 			wantErr: core.ErrInvalid, want: []core.SeatHold{lk("a", "o1", 1), sd("b", "o2", 2, time.Time{})}},
 	}
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				show := newShow(t, rdb)
+				show := s.newShow(t)
 				given(t, s, show, []step{
 					{order: "o1", user: 1, seats: []string{"a"}},
 					{sell: true, order: "o2", user: 2, seats: []string{"b"}},
@@ -317,10 +313,9 @@ func TestConcurrentLock(t *testing.T) {
 	orderNo := func(i int) string { return fmt.Sprintf("o%02d", i) }
 	userOf := func(i int) int64 { return int64(i % 5) }
 
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		ctx := context.Background()
-		show := newShow(t, rdb)
+		show := s.newShow(t)
 
 		won := make([]bool, orders)
 		var wg sync.WaitGroup
@@ -446,11 +441,10 @@ func TestSetLimit(t *testing.T) {
 		{name: "zero removes", n: 0, want: map[int64]int{2: 1}},
 		{name: "negative rejected", n: -1, wantErr: core.ErrInvalid, want: map[int64]int{1: 1, 2: 1}},
 	}
-	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
-		s := New(rdb)
+	eachStore(t, func(t *testing.T, s *subject) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				show := newShow(t, rdb)
+				show := s.newShow(t)
 				given(t, s, show, []step{{order: "o1", user: 1, seats: []string{"a"}}, {order: "o2", user: 2, seats: []string{"b"}}})
 				err := s.SetLimit(context.Background(), show, 1, tt.n)
 				if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
@@ -471,7 +465,7 @@ func TestSetLimit(t *testing.T) {
 // TestUnavailable checks that a Redis that went away is reported as
 // ErrStoreUnavailable, which the HTTP layer maps to 503.
 func TestUnavailable(t *testing.T) {
-	e, err := StartEmbedded()
+	e, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,12 +492,12 @@ func TestUnavailable(t *testing.T) {
 }
 
 func TestDial(t *testing.T) {
-	e, err := StartEmbedded()
+	e, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	closed, err := StartEmbedded()
+	closed, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ type RedisFault struct {
 // Fired reports whether the fault has intercepted its command.
 func (f *RedisFault) Fired() bool { return f.fired.Load() }
 
-// InjectRedis arms f on s.Redis. An EVALSHA of a script the server has not
+// InjectRedis arms f on s.Redis (a stack of EachRedis). An EVALSHA of a script the server has not
 // cached is let through untouched: it does not run, and go-redis sends EVAL
 // next, which is the command intercepted instead.
 func (s *Stack) InjectRedis(f *RedisFault) *RedisFault {

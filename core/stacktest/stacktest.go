@@ -1,7 +1,10 @@
 // Package stacktest builds whole SeatFlow stacks for tests: the embedded one
-// (SQLite file, in-process Redis, DB delay queue) and the real one (a fresh
-// MariaDB database, the real Redis, RocketMQ on a topic of its own). Suites
-// that must hold on both run through Each.
+// (SQLite file, in-process seat store, DB delay queue), as the server runs
+// it, and the real one (a fresh MariaDB database, the real Redis, RocketMQ
+// on a topic of its own). Suites that must hold on both run through Each;
+// suites that reach into Redis itself (fault injection on its commands, raw
+// keys) run through EachRedis, whose embedded stack has an in-process
+// Redis-protocol server in place of the in-process seat store.
 package stacktest
 
 import (
@@ -27,13 +30,15 @@ import (
 
 // Stack is one set of adapters behind the engine.
 type Stack struct {
-	Name  string // "embedded" or "real"
+	Name  string // "embedded", "embedded-redis" or "real"
 	DB    *store.DB
-	Redis redis.UniversalClient
-	Seats *seats.Store
+	Seats seats.Interface
 	Queue core.DelayQueue
-	// Embedded is the in-process Redis of the embedded stack (nil on real).
-	Embedded *seats.Embedded
+	// Redis is the client of the Redis seat store: nil on the embedded
+	// stack, whose seat store is in process.
+	Redis redis.UniversalClient
+	// Embedded is the in-process Redis of EmbeddedRedis (nil otherwise).
+	Embedded *testenv.EmbeddedRedis
 }
 
 // Each runs fn once on the embedded stack and once on the real one.
@@ -42,27 +47,50 @@ func Each(t *testing.T, fn func(t *testing.T, s *Stack)) {
 	t.Run("real", func(t *testing.T) { fn(t, Real(t)) })
 }
 
-// Embedded builds the embedded stack in the test's temp dir.
+// EachRedis runs fn once on EmbeddedRedis and once on the real stack: for
+// tests that need s.Redis.
+func EachRedis(t *testing.T, fn func(t *testing.T, s *Stack)) {
+	t.Run("embedded-redis", func(t *testing.T) { fn(t, EmbeddedRedis(t)) })
+	t.Run("real", func(t *testing.T) { fn(t, Real(t)) })
+}
+
+// Embedded builds the embedded stack, as the server runs it (SEATFLOW_DB,
+// SEATFLOW_REDIS and SEATFLOW_MQ all "embedded"), in the test's temp dir.
 func Embedded(t testing.TB) *Stack {
 	t.Helper()
-	ctx := context.Background()
-	db := openMigrated(t, "sqlite://"+filepath.Join(t.TempDir(), "seatflow.db"))
-	emb, err := seats.StartEmbedded()
+	db, q := openEmbedded(t)
+	return &Stack{Name: "embedded", DB: db, Seats: seats.NewMemory(), Queue: q}
+}
+
+// EmbeddedRedis is the embedded stack with its seats in an in-process
+// Redis-protocol server (the Redis seat store) instead of in process.
+func EmbeddedRedis(t testing.TB) *Stack {
+	t.Helper()
+	db, q := openEmbedded(t)
+	emb, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(emb.Close)
-	client, err := seats.Dial(ctx, emb.URL())
+	client, err := seats.Dial(context.Background(), emb.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
+	return &Stack{Name: "embedded-redis", DB: db, Redis: client, Seats: seats.New(client), Queue: q, Embedded: emb}
+}
+
+// openEmbedded opens a migrated SQLite file in the test's temp dir and the
+// DB delay queue on it.
+func openEmbedded(t testing.TB) (*store.DB, core.DelayQueue) {
+	t.Helper()
+	db := openMigrated(t, "sqlite://"+filepath.Join(t.TempDir(), "seatflow.db"))
 	q, err := dbqueue.New(db.X(), string(db.Dialect()), dbqueue.Options{Levels: core.DefaultDelayPolicy().Levels})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { q.Close() })
-	return &Stack{Name: "embedded", DB: db, Redis: client, Seats: seats.New(client), Queue: q, Embedded: emb}
+	return db, q
 }
 
 // Real builds the real stack; it skips (locally) or fails (CI) without the services.
@@ -138,12 +166,19 @@ func (s *Stack) NewShow(t testing.TB, rows, cols int) core.Show {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Embedded == nil {
-		t.Cleanup(func() {
-			s.Redis.Del(context.Background(), seats.KeySeats(show.ID), seats.KeyLimit(show.ID), seats.KeyBlocked(show.ID))
-		})
-	}
+	s.CleanupSeats(t, show.ID)
 	return show
+}
+
+// CleanupSeats deletes the show's seat state at the end of the test when the
+// seat store is shared (the real Redis); a private one goes with the test.
+func (s *Stack) CleanupSeats(t testing.TB, showID int64) {
+	if s.Redis == nil || s.Embedded != nil {
+		return
+	}
+	t.Cleanup(func() {
+		s.Redis.Del(context.Background(), seats.KeySeats(showID), seats.KeyLimit(showID), seats.KeyBlocked(showID))
+	})
 }
 
 // Engine builds an engine over the stack.

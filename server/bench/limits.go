@@ -49,22 +49,9 @@ func limitErr(r loadResult) error {
 }
 
 // measureEval runs limitEvalLua with 1 to 4 seats (cycling, the mean of
-// place's orders) on the stack's Redis. The embedded stack's Redis lives
-// inside the server; the bench runs the same server (miniredis) in its own
-// process instead, dialled the same way.
+// place's orders) on the real stack's Redis.
 func measureEval(ctx context.Context, o Options, s *stack, p *progress) (_ loadResult, err error) {
 	rdb := s.rdb
-	if rdb == nil {
-		emb, err := seats.StartEmbedded()
-		if err != nil {
-			return loadResult{}, err
-		}
-		defer emb.Close()
-		if rdb, err = seats.Dial(ctx, emb.URL()); err != nil {
-			return loadResult{}, err
-		}
-		defer func() { err = errors.Join(err, rdb.Close()) }()
-	}
 	id := randHex(4)
 	keys := []string{"sf:{bench:" + id + "}:seats", "sf:{bench:" + id + "}:limit"}
 	defer func() { err = errors.Join(err, rdb.Unlink(context.WithoutCancel(ctx), keys...).Err()) }()
@@ -79,6 +66,34 @@ func measureEval(ctx context.Context, o Options, s *stack, p *progress) (_ loadR
 		return "ok", script.Run(ctx, rdb, keys, args...).Err()
 	})
 	return r, limitErr(r)
+}
+
+// lockShowSeats is how many seats measureSeatLock locks in one show before
+// it moves to the next: place's show size.
+const lockShowSeats = 5000
+
+// measureSeatLock runs the embedded stack's seat store, seats.Memory, in
+// the bench's process (the server's lives inside the server): Lock of 1 to
+// 4 fresh seats (cycling, as measureEval), no purchase limit. A Lock never
+// takes a seat twice, so each show fills up to lockShowSeats and the show
+// two behind is deleted, which keeps the state at place's size.
+func measureSeatLock(ctx context.Context, o Options, p *progress) loadResult {
+	m := seats.NewMemory()
+	const opsPerShow = lockShowSeats / 4
+	return runLoad(ctx, limitSpec(o, "limit: seat store lock (in-process)"), p, func(ctx context.Context, i int64) (string, error) {
+		show := i / opsPerShow
+		if i%opsPerShow == 0 && show >= 2 {
+			if err := m.DeleteShow(ctx, show-2); err != nil {
+				return "", err
+			}
+		}
+		n := 1 + i%4
+		ids := make([]string, n)
+		for k := range n {
+			ids[k] = "S-" + strconv.FormatInt(i*4+k, 10)
+		}
+		return "ok", m.Lock(ctx, show, i%100, "SF20260101000000aaaaaaaaaaaa", ids, 0, time.Now())
+	})
 }
 
 // measureCommit runs single-row INSERT+COMMIT transactions on a throwaway

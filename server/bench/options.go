@@ -28,7 +28,7 @@ const (
 
 // Stacks under test.
 const (
-	StackEmbedded = "embedded" // SQLite file, in-process Redis, DB delay queue
+	StackEmbedded = "embedded" // SQLite file, in-process seat store, DB delay queue
 	StackReal     = "real"     // MariaDB, Redis, RocketMQ on 127.0.0.1
 )
 
@@ -72,14 +72,15 @@ prints each figure beside the raw limit measured in the same run.
 
 scenarios:
   place   N clients buy random 1-4 seats until a show sells out, in Rounds fresh shows;
-          then checks that no seat is sold twice and Redis equals the DB seat by seat
+          then checks that no seat is sold twice and the seat store equals the DB seat by seat
   expire  Orders holds placed as fast as possible (burst), then Orders paced over
           --spread; lateness of each cancel after its expire_at, drain time, hops;
           then Orders holds left to come due while the server is stopped (backlog):
           the drain rate after it starts again, beside the raw DB commit rate
   pay     PayOrders orders placed, then paid by signed callbacks at full speed with
           duplicates
-  limits  raw Redis EVAL (lock.lua's shape), DB INSERT+COMMIT and queue send rates
+  limits  raw seat-store lock (real: Redis EVAL of lock.lua's shape; embedded: the
+          in-process store's Lock), DB INSERT+COMMIT and queue send rates
   all     limits, place and pay on one server, then expire for each delay mode
 
 flags:

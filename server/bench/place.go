@@ -99,7 +99,7 @@ func runPlace(ctx context.Context, o Options, s *stack, p *progress) (placeResul
 	if orders+conflicts > 0 {
 		res.Conflicts = float64(conflicts) / float64(orders+conflicts)
 	}
-	p.logf("checking seats: order_seat, paid orders, Redis vs DB")
+	p.logf("checking seats: order_seat, paid orders, seat store vs DB")
 	if res.Check, err = checkSeats(ctx, s, placedShows); err != nil {
 		return res, err
 	}

@@ -15,27 +15,43 @@ import (
 
 // limitSet is the raw limits measured on one server's stores.
 type limitSet struct {
-	Eval      loadResult `json:"redis_eval"`
+	// Eval is the real stack's seat-store limit: a script of lock.lua's
+	// shape on its Redis.
+	Eval loadResult `json:"redis_eval,omitzero"`
+	// SeatLock is the embedded stack's: the in-process seat store's Lock,
+	// run in the bench's own process (the server's is out of reach).
+	SeatLock  loadResult `json:"seat_lock,omitzero"`
 	Commit    loadResult `json:"db_commit"`
 	CommitCPU cpuUsage   `json:"db_commit_cpu"` // where the machine's CPU went during the commits
 	Send      loadResult `json:"queue_send"`
+	inProcess bool       // the seat store is in process: SeatLock, not Eval
+}
+
+// seatLimit is the seat store's raw limit, named in full (rows) and short
+// (comparisons).
+func (l limitSet) seatLimit() (name, short string, r loadResult) {
+	if l.inProcess {
+		return "seat store lock (in-process)", "seat store lock", l.SeatLock
+	}
+	return "Redis EVAL (lock.lua shape)", "Redis EVAL", l.Eval
 }
 
 // slower is the lower of the two limits every placement must pass through
-// (a Lua lock, a DB commit).
+// (a seat-store lock, a DB commit).
 func (l limitSet) slower() (string, loadResult) {
-	if l.Eval.Rate < l.Commit.Rate {
-		return "Redis EVAL", l.Eval
+	if _, short, seat := l.seatLimit(); seat.Rate < l.Commit.Rate {
+		return short, seat
 	}
 	return "DB commit", l.Commit
 }
 
 func limitRows(stack string, l limitSet) []Row {
+	seatName, _, seat := l.seatLimit()
 	var rows []Row
 	for _, x := range []struct {
 		name string
 		r    loadResult
-	}{{"Redis EVAL (lock.lua shape)", l.Eval}, {"DB INSERT+COMMIT", l.Commit}, {"queue send (timeout message)", l.Send}} {
+	}{{seatName, seat}, {"DB INSERT+COMMIT", l.Commit}, {"queue send (timeout message)", l.Send}} {
 		rows = append(rows,
 			Row{Scenario: ScenarioLimits, Stack: stack, Metric: x.name + " rate", Value: x.r.Rate, Unit: "/s"},
 			Row{Scenario: ScenarioLimits, Stack: stack, Metric: x.name + " p99", Value: ms(x.r.Latency.P99), Unit: "ms"})
@@ -121,9 +137,16 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		return err
 	}
 	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
-	var lim limitSet
-	if lim.Eval, err = measureEval(ctx, o, s, p); err != nil {
-		return fmt.Errorf("limit Redis EVAL: %w", err)
+	lim := limitSet{inProcess: o.Stack == StackEmbedded}
+	if lim.inProcess {
+		lim.SeatLock = measureSeatLock(ctx, o, p)
+		err = limitErr(lim.SeatLock)
+	} else {
+		lim.Eval, err = measureEval(ctx, o, s, p)
+	}
+	seatName, _, seat := lim.seatLimit()
+	if err != nil {
+		return fmt.Errorf("limit %s: %w", seatName, err)
 	}
 	if lim.Commit, lim.CommitCPU, err = measureCommit(ctx, o, s, p); err != nil {
 		return fmt.Errorf("limit DB commit: %w", err)
@@ -132,7 +155,7 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		return fmt.Errorf("limit queue send: %w", err)
 	}
 	rep.Details["limits"] = lim
-	rep.noteFailures("limit Redis EVAL", lim.Eval)
+	rep.noteFailures("limit "+seatName, seat)
 	rep.noteFailures("limit DB commit", lim.Commit)
 	rep.noteCPU("limit DB commit", lim.CommitCPU)
 	rep.noteFailures("limit queue send", lim.Send)

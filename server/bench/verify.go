@@ -10,7 +10,7 @@ import (
 
 // seatCheck is the invariant check of DESIGN.md over some shows: no seat
 // has two order_seat rows, no seat is in two paid orders, and every seat's
-// state in Redis (as the API shows it) equals the state the DB implies.
+// state in the seat store (as the API shows it) equals the state the DB implies.
 type seatCheck struct {
 	Seats          int      `json:"seats"`
 	Taken          int      `json:"taken"`            // seats with an order_seat row
