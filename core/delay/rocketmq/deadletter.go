@@ -42,7 +42,11 @@ func (q *Queue) consumeDeadLetters(ctx context.Context, base context.Context) (r
 	opts := []consumer.Option{
 		consumer.WithNameServer(q.cfg.NameServers),
 		consumer.WithGroupName(group),
-		consumer.WithInstance(q.cfg.InstanceName),
+		// A client of its own: on the timeout consumer's shared client, a
+		// rebalance the broker asks of that client reads this consumer's
+		// fields while its Start still writes them (a data race in the
+		// library, seen under -race).
+		consumer.WithInstance(q.cfg.InstanceName + "-dlq"),
 		consumer.WithConsumerModel(consumer.Clustering),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 		consumer.WithConsumeMessageBatchMaxSize(1),
