@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -322,50 +321,6 @@ func TestCPURows(t *testing.T) {
 	}
 	if rows[2].Absent != "not found" || rows[1].Absent != "" || rows[1].Value != 5 || rows[5].Value != 80 {
 		t.Errorf("rows %+v", rows)
-	}
-}
-
-// TestAskClusterInfo: the broker addresses come from a name server's
-// cluster-info reply; an error code is an error.
-func TestAskClusterInfo(t *testing.T) {
-	const body = `{"brokerAddrTable":{"broker-b":{"brokerAddrs":{0:"127.0.0.1:20911",1:"127.0.0.1:20921"},"brokerName":"broker-b","cluster":"DefaultCluster"},` +
-		`"broker-a":{"brokerAddrs":{0:"127.0.0.1:10911"},"brokerName":"broker-a","cluster":"DefaultCluster"}},"clusterAddrTable":{"DefaultCluster":["broker-a","broker-b"]}}`
-	tests := []struct {
-		name    string
-		header  string
-		want    []string
-		wantErr bool
-	}{
-		{name: "masters and a slave", header: `{"code":0,"flag":1,"opaque":1}`, want: []string{"127.0.0.1:10911", "127.0.0.1:20911", "127.0.0.1:20921"}},
-		{name: "error code", header: `{"code":1,"flag":1,"opaque":1,"remark":"boom"}`, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			go func() {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				head, _, err := readFrame(c)
-				if err != nil || !strings.Contains(string(head), `"code":106`) {
-					return // the client then fails reading the reply
-				}
-				_, _ = c.Write(remotingFrame(tt.header, body))
-			}()
-			got, err := askClusterInfo(context.Background(), ln.Addr().String())
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("brokers %v, want %v", got, tt.want)
-			}
-		})
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,10 +11,8 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -247,7 +244,7 @@ func storeProcesses(ctx context.Context, o Options) []ledgerProc {
 		for _, ns := range mq.NameServers {
 			add(procNameSrv, ns, nil)
 		}
-		brokers, err := clusterBrokers(ctx, mq.NameServers)
+		brokers, err := rocketmq.BrokerAddrs(ctx, mq.NameServers)
 		if err == nil && len(brokers) == 0 {
 			err = errors.New("the name servers list no broker")
 		}
@@ -279,74 +276,6 @@ func storeProcesses(ctx context.Context, o Options) []ledgerProc {
 		out = append(out, p)
 	}
 	return out
-}
-
-// clusterInfoTimeout bounds the question to one name server.
-const clusterInfoTimeout = 3 * time.Second
-
-// clusterBrokers asks the name servers, one after the other until one
-// answers, for their cluster info and returns every broker address in it
-// (masters and slaves). core/delay/rocketmq asks the same
-// question at start-up; its client is not exported.
-func clusterBrokers(ctx context.Context, nameServers []string) ([]string, error) {
-	var errs []error
-	for _, ns := range nameServers {
-		addrs, err := askClusterInfo(ctx, ns)
-		if err == nil {
-			return addrs, nil
-		}
-		errs = append(errs, fmt.Errorf("cluster info from name server %s: %w", ns, err))
-	}
-	return nil, errors.Join(errs...)
-}
-
-// reqGetBrokerClusterInfo is the RocketMQ remoting request code of the
-// cluster info; name servers check no ACL signature on it.
-const reqGetBrokerClusterInfo = 106
-
-// askClusterInfo sends one cluster-info request (a remoting frame with a
-// JSON header) and reads the broker addresses from the reply's body. The
-// only host:port strings in that body are the brokers' (brokerAddrTable).
-func askClusterInfo(ctx context.Context, nameServer string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, clusterInfoTimeout)
-	defer cancel()
-	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", nameServer)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	deadline, _ := ctx.Deadline()
-	if err := conn.SetDeadline(deadline); err != nil {
-		return nil, err
-	}
-	header := fmt.Appendf(nil, `{"code":%d,"language":"GO","version":317,"opaque":1,"flag":0}`, reqGetBrokerClusterInfo)
-	frame := binary.BigEndian.AppendUint32(nil, uint32(4+len(header)))
-	frame = binary.BigEndian.AppendUint32(frame, uint32(len(header))) // serialisation type 0: JSON
-	if _, err := conn.Write(append(frame, header...)); err != nil {
-		return nil, fmt.Errorf("send request: %w", err)
-	}
-	head, body, err := readFrame(conn)
-	if err != nil {
-		return nil, fmt.Errorf("read reply: %w", err)
-	}
-	var reply struct {
-		Code   int    `json:"code"`
-		Remark string `json:"remark"`
-	}
-	if err := json.Unmarshal(head[4:], &reply); err != nil {
-		return nil, fmt.Errorf("reply header: %w", err)
-	}
-	if reply.Code != 0 {
-		return nil, fmt.Errorf("reply code %d: %s", reply.Code, reply.Remark)
-	}
-	var addrs []string
-	for _, a := range hostPort.FindAll(body, -1) {
-		if !slices.Contains(addrs, string(a)) {
-			addrs = append(addrs, string(a))
-		}
-	}
-	slices.Sort(addrs)
-	return addrs, nil
 }
 
 // onThisMachine tells whether host:port names this machine: a loopback

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -108,6 +109,26 @@ func brokerClusterInfo(ctx context.Context, nameServers []string) (clusterInfo, 
 		return clusterInfo{}, fmt.Errorf("cluster info: decode: %w", err)
 	}
 	return ci, nil
+}
+
+// BrokerAddrs asks the name servers, first to answer wins, for every
+// broker address they have registered, masters and slaves, sorted: what
+// runs behind them (the bench finds the brokers' processes with it).
+func BrokerAddrs(ctx context.Context, nameServers []string) ([]string, error) {
+	ci, err := brokerClusterInfo(ctx, nameServers)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, bd := range ci.BrokerAddrTable {
+		for _, a := range bd.BrokerAddrs {
+			if !slices.Contains(addrs, a) {
+				addrs = append(addrs, a)
+			}
+		}
+	}
+	slices.Sort(addrs)
+	return addrs, nil
 }
 
 // askNameServers tries each name server in turn. errNoRoute from one of
