@@ -8,10 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
-
 	"seatflow/core"
 	"seatflow/core/stacktest"
 )
@@ -104,34 +100,15 @@ func TestGroupCommitCancels(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				deadline := time.Now().Add(10 * time.Second)
-				var wg sync.WaitGroup
-				for i, no := range plugs { // one at a time, each keeps a writer busy
-					wg.Go(func() {
-						if _, err := eng.CancelAndRelease(ctx, staff(no)); err != nil {
-							t.Errorf("plug cancel: %v", err)
-						}
-					})
-					for gs.heldNow() <= i {
-						if time.Now().After(deadline) {
-							t.Fatalf("plug cancel %d never reached the store", i)
-						}
-						time.Sleep(time.Millisecond)
-					}
-				}
 				results := make([]core.CancelResult, len(reqs))
 				errs := make([]error, len(reqs))
-				for i, r := range reqs {
-					wg.Go(func() { results[i], errs[i] = eng.CancelAndRelease(ctx, r) })
-				}
-				for core.CancelQueueLen(eng) < len(reqs) {
-					if time.Now().After(deadline) {
-						t.Fatalf("%d of %d cancels queued", core.CancelQueueLen(eng), len(reqs))
-					}
-					time.Sleep(time.Millisecond)
-				}
-				close(gs.gate)
-				wg.Wait()
+				inOneBatch(t, gs, func() int { return core.CancelQueueLen(eng) },
+					len(plugs), func(i int) {
+						if _, err := eng.CancelAndRelease(ctx, staff(plugs[i])); err != nil {
+							t.Errorf("plug cancel: %v", err)
+						}
+					},
+					len(reqs), func(i int) { results[i], errs[i] = eng.CancelAndRelease(ctx, reqs[i]) })
 
 				wins := map[string]int{}
 				for i, r := range reqs {
@@ -179,11 +156,7 @@ func TestGroupCommitCancels(t *testing.T) {
 					t.Errorf("%d seats taken in the DB, want %d: %+v", len(taken), want, taken)
 				}
 
-				fallbacks := testutil.ToFloat64(metrics.GroupCommitFallbacks.WithLabelValues(core.WriterCancel))
-				var m dto.Metric
-				if err := metrics.GroupCommitBatch.WithLabelValues(core.WriterCancel).(prometheus.Histogram).Write(&m); err != nil {
-					t.Fatal(err)
-				}
+				batches, jobs, fallbacks := batchFigures(t, metrics, core.WriterCancel)
 				if tc.missing || tc.kill {
 					if fallbacks != 1 {
 						t.Errorf("%v cancel batches written one by one, want 1", fallbacks)
@@ -191,10 +164,10 @@ func TestGroupCommitCancels(t *testing.T) {
 					return
 				}
 				// The plugs alone, then one transaction for the whole batch.
-				if fallbacks != 0 || m.Histogram.GetSampleCount() != uint64(len(plugs))+1 ||
-					m.Histogram.GetSampleSum() != float64(len(plugs)+len(reqs)) {
+				if fallbacks != 0 || batches != uint64(len(plugs))+1 ||
+					jobs != float64(len(plugs)+len(reqs)) {
 					t.Errorf("cancel batches: %d transactions of %v cancels in all, %v fallbacks; want %d of %d, none",
-						m.Histogram.GetSampleCount(), m.Histogram.GetSampleSum(), fallbacks, len(plugs)+1, len(plugs)+len(reqs))
+						batches, jobs, fallbacks, len(plugs)+1, len(plugs)+len(reqs))
 				}
 				callsMu.Lock()
 				defer callsMu.Unlock()

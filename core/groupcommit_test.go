@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"seatflow/core"
 	"seatflow/core/stacktest"
@@ -58,44 +60,64 @@ func (permissiveSeats) Lock(context.Context, int64, int64, string, []string, int
 	return nil
 }
 
+// inOneBatch runs the n plugs one at a time, each until the gated store
+// holds its transaction (plugs queued together would share a batch and
+// leave a writer free), so every writer is busy; then the m requests,
+// until queued says all of them wait for a writer; then opens the gate,
+// so they are written in one batch, and waits for everything.
+func inOneBatch(t *testing.T, gs *gatedStore, queued func() int, n int, plug func(i int), m int, req func(i int)) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { plug(i) })
+		for gs.heldNow() <= i {
+			if time.Now().After(deadline) {
+				t.Fatalf("plug %d never reached the store", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := range m {
+		wg.Go(func() { req(i) })
+	}
+	for queued() < m {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests queued", queued(), m)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gs.gate)
+	wg.Wait()
+}
+
 // placeInOneBatch places reqs so that they are written in one group-commit
 // batch: the writers are busy with one plug order each (seats plugSeats)
 // until every request waits in the queue.
 func placeInOneBatch(t *testing.T, eng *core.Engine, gs *gatedStore, showID int64, plugSeats []string, reqs []core.PlaceRequest) []error {
 	t.Helper()
 	ctx := context.Background()
-	var plugs sync.WaitGroup
-	deadline := time.Now().Add(10 * time.Second)
-	// One plug at a time: plugs queued together would share a batch and
-	// leave a writer free.
-	for i := range core.PlaceWriters {
-		plugs.Go(func() {
+	errs := make([]error, len(reqs))
+	inOneBatch(t, gs, func() int { return core.PlaceQueueLen(eng) },
+		core.PlaceWriters, func(i int) {
 			if _, err := eng.Place(ctx, core.PlaceRequest{UserID: 900 + int64(i), ShowID: showID, SeatIDs: plugSeats[i : i+1]}); err != nil {
 				t.Errorf("plug order: %v", err)
 			}
-		})
-		for gs.heldNow() <= i {
-			if time.Now().After(deadline) {
-				t.Fatalf("plug order %d never reached the store", i)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	errs := make([]error, len(reqs))
-	var wg sync.WaitGroup
-	for i, r := range reqs {
-		wg.Go(func() { _, errs[i] = eng.Place(ctx, r) })
-	}
-	for core.PlaceQueueLen(eng) < len(reqs) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d placements queued", core.PlaceQueueLen(eng), len(reqs))
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(gs.gate)
-	wg.Wait()
-	plugs.Wait()
+		},
+		len(reqs), func(i int) { _, errs[i] = eng.Place(ctx, reqs[i]) })
 	return errs
+}
+
+// batchFigures reads writer's group-commit metrics: the transactions its
+// batches took, the jobs in them, and the batches sent back to one by one
+// (whose jobs it does not count).
+func batchFigures(t *testing.T, m *core.Metrics, writer string) (batches uint64, jobs, fallbacks float64) {
+	t.Helper()
+	var h dto.Metric
+	if err := m.GroupCommitBatch.WithLabelValues(writer).(prometheus.Histogram).Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Histogram.GetSampleCount(), h.Histogram.GetSampleSum(), testutil.ToFloat64(m.GroupCommitFallbacks.WithLabelValues(writer))
 }
 
 func (s *gatedStore) heldNow() int {

@@ -32,16 +32,16 @@ func (j *payJob) caller() context.Context { return j.ctx }
 func (j *payJob) write(ctx context.Context, tx Tx) error {
 	j.out = payOutcome{}
 	o, p, now := &j.out, j.p, j.now
-	// The o.order row first, as in every cancel (one lock o.order, no
-	// deadlock). Money for an unknown o.order is recorded all the same.
+	// The order row first, as in every cancel (one lock order, no
+	// deadlock). Money for an unknown order is recorded all the same.
 	var err error
 	o.order, err = tx.OrderForUpdate(ctx, p.OrderNo)
 	unknown := errors.Is(err, ErrOrderNotFound)
 	if err != nil && !unknown {
 		return err
 	}
-	// What the payment does is known once the o.order row is locked, so
-	// its o.result goes in with the payment row, not in an UPDATE after.
+	// What the payment does is known once the order row is locked, so
+	// its result goes in with the payment row, not in an UPDATE after.
 	rec := p
 	switch {
 	case unknown:
@@ -84,7 +84,7 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 		return err
 	}
 	if won != (rec.Result == string(PaymentApplied)) {
-		// The row is locked: a pending o.order cannot be lost to anyone.
+		// The row is locked: a pending order cannot be lost to anyone.
 		return fmt.Errorf("payment %s: order %s was %s under its row lock, the update won=%v", p.TxnID, p.OrderNo, o.order.Status, won)
 	}
 	switch {

@@ -7,10 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
-
 	"seatflow/core"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
@@ -159,34 +155,15 @@ func TestGroupCommitPayments(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				deadline := time.Now().Add(10 * time.Second)
-				var wg sync.WaitGroup
-				for i, o := range plugs { // one at a time, each keeps a writer busy
-					wg.Go(func() {
-						if _, err := eng.HandlePayment(ctx, pay(o, "PLUG-"+o.OrderNo)); err != nil {
-							t.Errorf("plug payment: %v", err)
-						}
-					})
-					for gs.heldNow() <= i {
-						if time.Now().After(deadline) {
-							t.Fatalf("plug payment %d never reached the store", i)
-						}
-						time.Sleep(time.Millisecond)
-					}
-				}
 				results := make([]core.PaymentResult, len(reqs))
 				errs := make([]error, len(reqs))
-				for i, p := range reqs {
-					wg.Go(func() { results[i], errs[i] = eng.HandlePayment(ctx, p) })
-				}
-				for core.PayQueueLen(eng) < len(reqs) {
-					if time.Now().After(deadline) {
-						t.Fatalf("%d of %d payments queued", core.PayQueueLen(eng), len(reqs))
-					}
-					time.Sleep(time.Millisecond)
-				}
-				close(gs.gate)
-				wg.Wait()
+				inOneBatch(t, gs, func() int { return core.PayQueueLen(eng) },
+					len(plugs), func(i int) {
+						if _, err := eng.HandlePayment(ctx, pay(plugs[i], "PLUG-"+plugs[i].OrderNo)); err != nil {
+							t.Errorf("plug payment: %v", err)
+						}
+					},
+					len(reqs), func(i int) { results[i], errs[i] = eng.HandlePayment(ctx, reqs[i]) })
 
 				count := map[string]map[core.PaymentResult]int{}
 				for i, p := range reqs {
@@ -275,25 +252,21 @@ func TestGroupCommitPayments(t *testing.T) {
 					t.Errorf("open cases: %v, want second_payment, paid_after_cancel and unknown_order", kinds)
 				}
 
-				fallbacks := testutil.ToFloat64(metrics.GroupCommitFallbacks.WithLabelValues(core.WriterPay))
-				var m dto.Metric
-				if err := metrics.GroupCommitBatch.WithLabelValues(core.WriterPay).(prometheus.Histogram).Write(&m); err != nil {
-					t.Fatal(err)
-				}
+				batches, jobs, fallbacks := batchFigures(t, metrics, core.WriterPay)
 				if tc.kill != "" {
 					// The plugs alone; the batch rolled back and was written
 					// one by one, which the batch sizes do not count.
-					if fallbacks != 1 || m.Histogram.GetSampleCount() != uint64(len(plugs)) {
+					if fallbacks != 1 || batches != uint64(len(plugs)) {
 						t.Errorf("%v payment batches written one by one, %d batches; want 1 and %d",
-							fallbacks, m.Histogram.GetSampleCount(), len(plugs))
+							fallbacks, batches, len(plugs))
 					}
 					return
 				}
 				// The plugs alone, then one transaction for the whole batch.
-				if fallbacks != 0 || m.Histogram.GetSampleCount() != uint64(len(plugs))+1 ||
-					m.Histogram.GetSampleSum() != float64(len(plugs)+len(reqs)) {
+				if fallbacks != 0 || batches != uint64(len(plugs))+1 ||
+					jobs != float64(len(plugs)+len(reqs)) {
 					t.Errorf("payment batches: %d transactions of %v payments in all, %v fallbacks; want %d of %d, none",
-						m.Histogram.GetSampleCount(), m.Histogram.GetSampleSum(), fallbacks, len(plugs)+1, len(plugs)+len(reqs))
+						batches, jobs, fallbacks, len(plugs)+1, len(plugs)+len(reqs))
 				}
 				// The held plugs' transactions are not wrapped: every call
 				// counted is the batch's.
