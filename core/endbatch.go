@@ -32,9 +32,9 @@ type ending interface {
 }
 
 // newEndWriter is an ending writer whose batches are counted under writer.
-// together, if set, may write a whole batch in fewer statements than job by
-// job; it reports false to have the jobs written one after the other in the
-// same transaction instead.
+// together writes a whole batch in fewer statements than job by job when
+// it can; it reports false, before writing anything, to have the jobs
+// written one after the other in the same transaction instead.
 func newEndWriter[J ending](e *Engine, writer string, together func(context.Context, Tx, []J) (bool, error)) *groupCommit[J] {
 	return newGroupCommit(endWriters, endMaxBatch, func(ctx context.Context, batch []*gcJob[J]) {
 		writeEndings(e, ctx, writer, together, batch)
@@ -63,10 +63,8 @@ func writeEndings[J ending](e *Engine, ctx context.Context, writer string, toget
 		jobs[i] = j.v
 	}
 	err := e.store.InTx(ctx, func(tx Tx) error {
-		if together != nil {
-			if done, err := together(ctx, tx, jobs); done || err != nil {
-				return err
-			}
+		if done, err := together(ctx, tx, jobs); done || err != nil {
+			return err
 		}
 		for _, j := range jobs {
 			if err := j.write(ctx, tx); err != nil {
