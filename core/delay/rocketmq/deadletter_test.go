@@ -67,6 +67,11 @@ func TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted(t *testing.T) 
 			if got := poisonCalls.Load(); got != int32(maxAttempts) {
 				t.Errorf("poison handler calls = %d, want MaxAttempts = %d", got, maxAttempts)
 			}
+			// The other order's message is consumed beside the poison's,
+			// not before its dead letter is read back: wait for it.
+			for deadline := time.Now().Add(30 * time.Second); goodCalls.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if got := goodCalls.Load(); got != 1 {
 				t.Errorf("other order handled %d times, want 1", got)
 			}
