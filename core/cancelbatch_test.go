@@ -156,19 +156,14 @@ func TestGroupCommitCancels(t *testing.T) {
 					t.Errorf("%d seats taken in the DB, want %d: %+v", len(taken), want, taken)
 				}
 
-				batches, jobs, fallbacks := batchFigures(t, metrics, core.WriterCancel)
+				_, _, fallbacks := batchFigures(t, metrics, core.WriterCancel)
 				if tc.missing || tc.kill {
 					if fallbacks != 1 {
 						t.Errorf("%v cancel batches written one by one, want 1", fallbacks)
 					}
 					return
 				}
-				// The plugs alone, then one transaction for the whole batch.
-				if fallbacks != 0 || batches != uint64(len(plugs))+1 ||
-					jobs != float64(len(plugs)+len(reqs)) {
-					t.Errorf("cancel batches: %d transactions of %v cancels in all, %v fallbacks; want %d of %d, none",
-						batches, jobs, fallbacks, len(plugs)+1, len(plugs)+len(reqs))
-				}
+				wantOneBatch(t, metrics, core.WriterCancel, len(plugs), len(reqs))
 				callsMu.Lock()
 				defer callsMu.Unlock()
 				if tc.common && (calls["OrdersForUpdate"] != 1 || calls["DeleteSeatsOfOrders"] != 1 || calls["OrderForUpdate"] != 0) {

@@ -120,6 +120,16 @@ func batchFigures(t *testing.T, m *core.Metrics, writer string) (batches uint64,
 	return h.Histogram.GetSampleCount(), h.Histogram.GetSampleSum(), testutil.ToFloat64(m.GroupCommitFallbacks.WithLabelValues(writer))
 }
 
+// wantOneBatch checks that writer wrote the plugs alone, then the n
+// requests in one transaction, with no batch sent back to one by one.
+func wantOneBatch(t *testing.T, m *core.Metrics, writer string, plugs, n int) {
+	t.Helper()
+	if batches, jobs, fallbacks := batchFigures(t, m, writer); fallbacks != 0 || batches != uint64(plugs)+1 || jobs != float64(plugs+n) {
+		t.Errorf("%s batches: %d transactions of %v jobs in all, %v fallbacks; want %d of %d, none",
+			writer, batches, jobs, fallbacks, plugs+1, plugs+n)
+	}
+}
+
 func (s *gatedStore) heldNow() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
