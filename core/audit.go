@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"seatflow/core/access"
 	"time"
 )
 
@@ -11,7 +12,7 @@ import (
 // Nil means nobody to audit (a timeout, a customer, the API).
 type StaffAction struct {
 	Staff string
-	Role  Role
+	Role  access.Role
 	IP    string
 }
 
@@ -54,3 +55,35 @@ func (r CancelRequest) audit(ctx context.Context, tx Tx, at time.Time, order Ord
 	return r.Audit.record(ctx, tx, at, AuditForceCancel, "order:"+r.OrderNo,
 		map[string]any{"reason": r.Note, "outcome": outcome, "seat_ids": order.SeatIDs})
 }
+
+// AuditEntry is one line of the audit log: who did what, to what, when and
+// from which address.
+type AuditEntry struct {
+	ID     int64
+	At     time.Time
+	Staff  string
+	Role   access.Role
+	Action string
+	Target string
+	Detail map[string]any
+	IP     string
+}
+
+// Audit actions.
+const (
+	AuditLogin              = "login"
+	AuditLoginFailed        = "login_failed"
+	AuditLogout             = "logout"
+	AuditForceCancel        = "force_cancel"
+	AuditResolveDiscrepancy = "resolve_discrepancy"
+	AuditReconcileRun       = "reconcile_run"
+	AuditReconcileDryRun    = "reconcile_dry_run"
+	AuditReconcileApply     = "reconcile_apply" // a repairing run applying a dry run
+	AuditStaffAdd           = "staff_add"
+	AuditStaffDisable       = "staff_disable"
+	AuditStaffEnable        = "staff_enable"
+	AuditShowCreate         = "show_create"
+	AuditSeatsBlock         = "seats_block"
+	AuditSeatsUnblock       = "seats_unblock"
+	AuditArchiveDelete      = "archive_delete" // archived audit rows deleted by `seatflow archive --delete`
+)

@@ -12,7 +12,7 @@ import (
 )
 
 // A member of staff sees the console's times in a zone of their own
-// (Staff.TimeZone): an IANA name such as "Europe/Berlin", or "" for the
+// (access.Staff.TimeZone): an IANA name such as "Europe/Berlin", or "" for the
 // server's zone.
 
 // AuditTimeZone is a member of staff changing their own time zone.
@@ -29,7 +29,7 @@ const maxTimeZoneLen = 64
 // Only names that loaded are kept, so the cache is bounded by the database.
 var zones sync.Map // name → *time.Location
 
-// TimeZone returns the zone a Staff.TimeZone names: nil, for the server's
+// TimeZone returns the zone an access.Staff.TimeZone names: nil, for the server's
 // zone, when name is "", else the IANA zone, or ErrBadTimeZone. "Local"
 // is refused: it would mean the server's zone under another name.
 func TimeZone(name string) (*time.Location, error) {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // Abuse limits of the API: a request rate per API key and per end-user
@@ -72,7 +73,7 @@ func newAbuseLimits(cfg RateLimits, reg prometheus.Registerer) *abuseLimits {
 }
 
 // keyLabel names a key in metrics and logs without its secret.
-func keyLabel(k core.APIKey) string {
+func keyLabel(k access.APIKey) string {
 	if k.ID == 0 {
 		return bootstrapKey.Name
 	}
@@ -115,7 +116,7 @@ func (a *abuseLimits) refuse(key, reason, message string, after time.Duration) e
 // address and applies the key's and the address's request rates.
 func (a *abuseLimits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		key, _ := c.Get(contextKeyAPIKey).(core.APIKey)
+		key, _ := c.Get(contextKeyAPIKey).(access.APIKey)
 		ip, err := clientAddress(c, key)
 		if err != nil {
 			return err
@@ -143,7 +144,7 @@ func (a *abuseLimits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 // reserveReconcile lets one API-started reconcile through per
 // reconcileAPIEvery on this instance. undo gives the slot back when the run
 // did not start (another instance held the lease).
-func (a *abuseLimits) reserveReconcile(key core.APIKey) (undo func(), err error) {
+func (a *abuseLimits) reserveReconcile(key access.APIKey) (undo func(), err error) {
 	now := a.clock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -166,9 +167,9 @@ func (a *abuseLimits) reserveReconcile(key core.APIKey) (undo func(), err error)
 // clientAddress is the end user a request counts for: X-SeatFlow-Client-IP
 // from a key with the client_ip right, else the connection's address (or
 // the trusted proxy's X-Forwarded-For: SEATFLOW_TRUSTED_PROXIES).
-func clientAddress(c echo.Context, key core.APIKey) (string, error) {
+func clientAddress(c echo.Context, key access.APIKey) (string, error) {
 	h := strings.TrimSpace(c.Request().Header.Get(clientIPHeader))
-	if h == "" || !key.Allows(core.ScopeClientIP) {
+	if h == "" || !key.Allows(access.ScopeClientIP) {
 		return c.RealIP(), nil
 	}
 	addr, err := netip.ParseAddr(h)

@@ -14,16 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // TestAbuseLimits runs requests through the abuse middleware with a frozen
 // clock: a key's and an address's buckets, which address counts, and the
 // 429 a client gets.
 func TestAbuseLimits(t *testing.T) {
-	forwarder := core.APIKey{ID: 7, Prefix: "sfk_fwd", Scopes: []core.Scope{core.ScopeOrdersWrite, core.ScopeClientIP}}
-	plain := core.APIKey{ID: 8, Prefix: "sfk_plain", Scopes: []core.Scope{core.ScopeOrdersWrite}}
+	forwarder := access.APIKey{ID: 7, Prefix: "sfk_fwd", Scopes: []access.Scope{access.ScopeOrdersWrite, access.ScopeClientIP}}
+	plain := access.APIKey{ID: 8, Prefix: "sfk_plain", Scopes: []access.Scope{access.ScopeOrdersWrite}}
 	type req struct {
-		key    core.APIKey
+		key    access.APIKey
 		header string // X-SeatFlow-Client-IP
 		wait   time.Duration
 		status int
@@ -60,7 +61,7 @@ func TestAbuseLimits(t *testing.T) {
 			a.clock = func() time.Time { return now }
 			e := echo.New()
 			e.HTTPErrorHandler = handleError
-			var key core.APIKey
+			var key access.APIKey
 			e.GET("/x", func(c echo.Context) error { return c.String(200, clientIPOf(c)) },
 				func(next echo.HandlerFunc) echo.HandlerFunc {
 					return func(c echo.Context) error { c.Set(contextKeyAPIKey, key); return next(c) }
@@ -88,7 +89,7 @@ func TestAbuseLimits(t *testing.T) {
 			}
 			if tc.reason != "" {
 				var got float64
-				for _, k := range []core.APIKey{plain, forwarder} {
+				for _, k := range []access.APIKey{plain, forwarder} {
 					got += testutil.ToFloat64(a.limited.WithLabelValues(keyLabel(k), tc.reason))
 				}
 				if int(got) != limited {

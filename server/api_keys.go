@@ -10,29 +10,30 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // routeScopes is the scope each /api/v1 route needs, keyed by method and
 // echo route path. A route missing here is refused to every key (and fails
 // TestEveryAPIRouteHasAScope); the payment callback is not here because it
 // is authenticated by its signature, not by a key.
-var routeScopes = map[string]core.Scope{
-	"GET /api/v1/shows":                    core.ScopeOrdersRead,
-	"GET /api/v1/shows/:id":                core.ScopeOrdersRead,
-	"GET /api/v1/shows/:id/seats":          core.ScopeOrdersRead,
-	"POST /api/v1/shows":                   core.ScopeShowsWrite,
-	"PUT /api/v1/shows/:id/plan":           core.ScopeShowsWrite,
-	"POST /api/v1/shows/:id/blocks":        core.ScopeShowsWrite,
-	"DELETE /api/v1/shows/:id/blocks":      core.ScopeShowsWrite,
-	"POST /api/v1/shows/:id/cancel":        core.ScopeShowsWrite,
-	"GET /api/v1/orders":                   core.ScopeOrdersRead,
-	"GET /api/v1/orders/:order_no":         core.ScopeOrdersRead,
-	"POST /api/v1/orders":                  core.ScopeOrdersWrite,
-	"POST /api/v1/orders/:order_no/cancel": core.ScopeOrdersWrite,
-	"POST /api/v1/orders/:order_no/extend": core.ScopeOrdersWrite,
-	"POST /api/v1/orders/:order_no/refund": core.ScopeRefunds,
-	"GET /api/v1/reconcile/runs":           core.ScopeReconcile,
-	"POST /api/v1/reconcile/runs":          core.ScopeReconcile,
+var routeScopes = map[string]access.Scope{
+	"GET /api/v1/shows":                    access.ScopeOrdersRead,
+	"GET /api/v1/shows/:id":                access.ScopeOrdersRead,
+	"GET /api/v1/shows/:id/seats":          access.ScopeOrdersRead,
+	"POST /api/v1/shows":                   access.ScopeShowsWrite,
+	"PUT /api/v1/shows/:id/plan":           access.ScopeShowsWrite,
+	"POST /api/v1/shows/:id/blocks":        access.ScopeShowsWrite,
+	"DELETE /api/v1/shows/:id/blocks":      access.ScopeShowsWrite,
+	"POST /api/v1/shows/:id/cancel":        access.ScopeShowsWrite,
+	"GET /api/v1/orders":                   access.ScopeOrdersRead,
+	"GET /api/v1/orders/:order_no":         access.ScopeOrdersRead,
+	"POST /api/v1/orders":                  access.ScopeOrdersWrite,
+	"POST /api/v1/orders/:order_no/cancel": access.ScopeOrdersWrite,
+	"POST /api/v1/orders/:order_no/extend": access.ScopeOrdersWrite,
+	"POST /api/v1/orders/:order_no/refund": access.ScopeRefunds,
+	"GET /api/v1/reconcile/runs":           access.ScopeReconcile,
+	"POST /api/v1/reconcile/runs":          access.ScopeReconcile,
 }
 
 // apiKeyTouchEvery bounds how often a key's last-used time is written: a
@@ -45,7 +46,7 @@ var errInvalidKey = &core.Error{Kind: core.KindUnauthorized, Code: "unauthorized
 	Message: "missing, unknown or revoked API key"}
 
 // bootstrapKey is SEATFLOW_API_TOKEN as a key: all scopes, never stored.
-var bootstrapKey = core.APIKey{Name: "SEATFLOW_API_TOKEN", Scopes: core.AllScopes}
+var bootstrapKey = access.APIKey{Name: "SEATFLOW_API_TOKEN", Scopes: access.AllScopes}
 
 // apiKeyAuth admits requests whose "Authorization: Bearer <key>" is
 // SEATFLOW_API_TOKEN or an active stored key holding the route's scope:
@@ -56,7 +57,7 @@ func (s *Server) apiKeyAuth() echo.MiddlewareFunc {
 		mu      sync.Mutex
 		touched = map[int64]time.Time{} // key id → when this instance last wrote its last-used time
 	)
-	touch := func(c echo.Context, k core.APIKey, now time.Time) {
+	touch := func(c echo.Context, k access.APIKey, now time.Time) {
 		mu.Lock()
 		due := now.Sub(touched[k.ID]) >= apiKeyTouchEvery
 		if due {
@@ -80,8 +81,8 @@ func (s *Server) apiKeyAuth() echo.MiddlewareFunc {
 			key := bootstrapKey
 			if subtle.ConstantTimeCompare([]byte(got), bootstrap) != 1 {
 				var err error
-				key, err = s.db.APIKeyByHash(c.Request().Context(), core.HashAPIKey(got))
-				if errors.Is(err, core.ErrAPIKeyNotFound) || (err == nil && key.Revoked()) {
+				key, err = s.db.APIKeyByHash(c.Request().Context(), access.HashAPIKey(got))
+				if errors.Is(err, access.ErrAPIKeyNotFound) || (err == nil && key.Revoked()) {
 					return unauthorizedKey(c)
 				}
 				if err != nil {
@@ -91,7 +92,7 @@ func (s *Server) apiKeyAuth() echo.MiddlewareFunc {
 			}
 			scope, known := routeScopes[c.Request().Method+" "+c.Path()]
 			if !known || !key.Allows(scope) {
-				return core.ErrInsufficientScope
+				return access.ErrInsufficientScope
 			}
 			c.Set(contextKeyAPIKey, key)
 			return next(c)

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // addKey stores a key with the given scopes and returns its secret.
-func (a *testApp) addKey(name string, scopes ...core.Scope) (core.APIKey, string) {
+func (a *testApp) addKey(name string, scopes ...access.Scope) (access.APIKey, string) {
 	a.t.Helper()
-	k, secret, err := createAPIKey(a.t.Context(), a.app.DB, name, core.JoinScopes(scopes), core.StaffAction{Staff: "staff:test"}, time.Now().UTC())
+	k, secret, err := createAPIKey(a.t.Context(), a.app.DB, name, access.JoinScopes(scopes), core.StaffAction{Staff: "staff:test"}, time.Now().UTC())
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -54,8 +55,8 @@ func TestAPIKeyScopeMatrix(t *testing.T) {
 	for route, scope := range routeScopes {
 		method, p, _ := strings.Cut(route, " ")
 		t.Run(route, func(t *testing.T) {
-			var others []core.Scope
-			for _, s := range core.AllScopes {
+			var others []access.Scope
+			for _, s := range access.AllScopes {
 				if s != scope {
 					others = append(others, s)
 				}
@@ -78,14 +79,14 @@ func TestAPIKeyScopeMatrix(t *testing.T) {
 // with every scope.
 func TestAPIKeyRefused(t *testing.T) {
 	a := newTestApp(t)
-	k, revoked := a.addKey("old front end", core.ScopeOrdersRead)
+	k, revoked := a.addKey("old front end", access.ScopeOrdersRead)
 	if rec := a.do("GET", "/api/v1/shows", "", "Authorization", "Bearer "+revoked); rec.Code != http.StatusOK {
 		t.Fatalf("before revoking: %d %s", rec.Code, rec.Body)
 	}
 	if _, err := revokeAPIKey(t.Context(), a.app.DB, k.ID, cliActor, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
-	unknown, _ := core.NewAPIKeySecret()
+	unknown, _ := access.NewAPIKeySecret()
 	for _, c := range []struct{ name, auth string }{
 		{"revoked key", "Bearer " + revoked},
 		{"unknown key", "Bearer " + unknown},
@@ -114,7 +115,7 @@ func TestAPIKeyRefused(t *testing.T) {
 // SQLite file.
 func TestAPIKeyHashedAtRest(t *testing.T) {
 	a := newTestApp(t)
-	k, secret := a.addKey("front end", core.ScopeOrdersRead, core.ScopeOrdersWrite)
+	k, secret := a.addKey("front end", access.ScopeOrdersRead, access.ScopeOrdersWrite)
 	if !strings.HasPrefix(secret, k.Prefix) || len(secret) < 40 {
 		t.Fatalf("key %q, prefix %q", secret, k.Prefix)
 	}
@@ -122,7 +123,7 @@ func TestAPIKeyHashedAtRest(t *testing.T) {
 	if err := a.app.DB.X().Get(&stored, `SELECT key_hash FROM api_key WHERE id = ?`, k.ID); err != nil {
 		t.Fatal(err)
 	}
-	if stored != core.HashAPIKey(secret) {
+	if stored != access.HashAPIKey(secret) {
 		t.Errorf("stored %q, want the key's SHA-256", stored)
 	}
 	if _, err := a.app.DB.X().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
@@ -140,7 +141,7 @@ func TestAPIKeyHashedAtRest(t *testing.T) {
 	}
 	var audit string
 	if err := a.app.DB.X().Get(&audit, `SELECT detail FROM audit_log WHERE action = ? AND target = ?`,
-		core.AuditAPIKeyAdd, "apikey:"+strconv.FormatInt(k.ID, 10)); err != nil {
+		access.AuditAPIKeyAdd, "apikey:"+strconv.FormatInt(k.ID, 10)); err != nil {
 		t.Fatalf("no audit row for the new key: %v", err)
 	}
 	if strings.Contains(audit, secret) {
@@ -151,7 +152,7 @@ func TestAPIKeyHashedAtRest(t *testing.T) {
 // A key's first use is recorded; uses within the next minute write nothing.
 func TestAPIKeyLastUsed(t *testing.T) {
 	a := newTestApp(t)
-	k, secret := a.addKey("front end", core.ScopeOrdersRead)
+	k, secret := a.addKey("front end", access.ScopeOrdersRead)
 	lastUsed := func() int64 {
 		var ms int64
 		if err := a.app.DB.X().Get(&ms, `SELECT last_used_at FROM api_key WHERE id = ?`, k.ID); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/reconcile"
 )
 
@@ -41,7 +42,7 @@ func (s *Server) handleRunReconcile(c echo.Context) error {
 	if err != nil {
 		return core.Invalidf("dry_run must be true or false")
 	}
-	key, _ := c.Get(contextKeyAPIKey).(core.APIKey)
+	key, _ := c.Get(contextKeyAPIKey).(access.APIKey)
 	undo, err := s.abuse.reserveReconcile(key)
 	if err != nil {
 		return err

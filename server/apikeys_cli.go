@@ -12,34 +12,35 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 )
 
 // createAPIKey checks and stores a new key, audited as by: the one path for
 // the console's key page and `seatflow apikey add`. The returned secret
 // exists nowhere else; the caller shows it once.
-func createAPIKey(ctx context.Context, db *store.DB, name, scopes string, by core.StaffAction, now time.Time) (core.APIKey, string, error) {
+func createAPIKey(ctx context.Context, db *store.DB, name, scopes string, by core.StaffAction, now time.Time) (access.APIKey, string, error) {
 	name = strings.TrimSpace(name)
-	if err := core.ValidAPIKeyName(name); err != nil {
-		return core.APIKey{}, "", err
+	if err := access.ValidAPIKeyName(name); err != nil {
+		return access.APIKey{}, "", err
 	}
-	ss, err := core.ParseScopes(scopes)
+	ss, err := access.ParseScopes(scopes)
 	if err != nil {
-		return core.APIKey{}, "", err
+		return access.APIKey{}, "", err
 	}
-	secret, prefix := core.NewAPIKeySecret()
-	k := core.APIKey{Name: name, Prefix: prefix, Scopes: ss, CreatedBy: by.Staff, CreatedAt: now}
-	k, err = db.CreateAPIKey(ctx, k, core.HashAPIKey(secret), by.Entry(now, core.AuditAPIKeyAdd, "",
-		map[string]any{"name": name, "prefix": prefix, "scopes": core.JoinScopes(ss)}))
+	secret, prefix := access.NewAPIKeySecret()
+	k := access.APIKey{Name: name, Prefix: prefix, Scopes: ss, CreatedBy: by.Staff, CreatedAt: now}
+	k, err = db.CreateAPIKey(ctx, k, access.HashAPIKey(secret), by.Entry(now, access.AuditAPIKeyAdd, "",
+		map[string]any{"name": name, "prefix": prefix, "scopes": access.JoinScopes(ss)}))
 	if err != nil {
-		return core.APIKey{}, "", err
+		return access.APIKey{}, "", err
 	}
 	return k, secret, nil
 }
 
 // revokeAPIKey revokes key id, audited as by.
-func revokeAPIKey(ctx context.Context, db *store.DB, id int64, by core.StaffAction, now time.Time) (core.APIKey, error) {
-	return db.RevokeAPIKey(ctx, id, now, by.Entry(now, core.AuditAPIKeyRevoke, "", nil))
+func revokeAPIKey(ctx context.Context, db *store.DB, id int64, by core.StaffAction, now time.Time) (access.APIKey, error) {
+	return db.RevokeAPIKey(ctx, id, now, by.Entry(now, access.AuditAPIKeyRevoke, "", nil))
 }
 
 // cliActor is who the audit log names for changes made on the command line.
@@ -59,7 +60,7 @@ func APIKeyCommand(ctx context.Context, db *store.DB, args []string, stdout io.W
 		fs := flag.NewFlagSet("apikey add", flag.ContinueOnError)
 		fs.SetOutput(stdout)
 		name := fs.String("name", "", "what the key is for, e.g. \"web front end\"")
-		scopes := fs.String("scope", "", "comma-separated: "+core.JoinScopes(core.AllScopes))
+		scopes := fs.String("scope", "", "comma-separated: "+access.JoinScopes(access.AllScopes))
 		if err := fs.Parse(args[1:]); err != nil {
 			return fmt.Errorf("apikey add: %w", err)
 		}
@@ -71,7 +72,7 @@ func APIKeyCommand(ctx context.Context, db *store.DB, args []string, stdout io.W
 			return fmt.Errorf("apikey add: %w", err)
 		}
 		_, err = fmt.Fprintf(stdout, "added API key %d %q (%s) with scopes %s\nkey (shown once, store it now): %s\n",
-			k.ID, k.Name, k.Prefix, core.JoinScopes(k.Scopes), secret)
+			k.ID, k.Name, k.Prefix, access.JoinScopes(k.Scopes), secret)
 		return err
 	case "list":
 		if len(args) != 1 {
@@ -88,7 +89,7 @@ func APIKeyCommand(ctx context.Context, db *store.DB, args []string, stdout io.W
 			if k.Revoked() {
 				status = "revoked " + k.RevokedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, core.JoinScopes(k.Scopes),
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, access.JoinScopes(k.Scopes),
 				k.CreatedBy, k.CreatedAt.Format(time.RFC3339), timeOrNever(k.LastUsedAt), status)
 		}
 		return w.Flush()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
@@ -116,7 +117,7 @@ func appPoisonTimeout(t *testing.T, attempts int, env map[string]string, trigger
 		t.Fatal(err)
 	}
 	if _, err := app.Engine().RetryDeadLetter(ctx, app.DB, letters[0].ID,
-		&core.StaffAction{Staff: "ops-user", Role: core.RoleOps, IP: "127.0.0.1"}); err != nil {
+		&core.StaffAction{Staff: "ops-user", Role: access.RoleOps, IP: "127.0.0.1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.Eventually(20*time.Second, func() error {

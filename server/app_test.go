@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 	"seatflow/core/testenv"
@@ -253,7 +254,7 @@ func TestSeatStreamOutlivesWriteTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.app.DB.CreateStaff(t.Context(), core.Staff{Username: "watcher", Role: core.RoleBoxOffice,
+	if _, err := h.app.DB.CreateStaff(t.Context(), access.Staff{Username: "watcher", Role: access.RoleBoxOffice,
 		CreatedAt: time.Now()}, string(hash)); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/delay/rocketmq"
 	"seatflow/core/seats"
 )
@@ -84,7 +85,7 @@ type Config struct {
 
 	// RequireSecondFactor (SEATFLOW_REQUIRE_2FA: admin, all or empty): the
 	// accounts that must set up a second factor before anything else.
-	RequireSecondFactor core.SecondFactorPolicy
+	RequireSecondFactor access.SecondFactorPolicy
 
 	// RateLimits (SEATFLOW_RATE_PER_KEY, default 2000, and
 	// SEATFLOW_RATE_PER_CLIENT, default 20, requests a second; 0 = none):
@@ -216,7 +217,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.Engine.MaxHoldsPerClient = p.nonNegativeInt("SEATFLOW_MAX_HOLDS_PER_CLIENT", 8)
 	if v := p.getenv("SEATFLOW_REQUIRE_2FA"); v != "" {
 		var err error
-		if c.RequireSecondFactor, err = core.ParseSecondFactorPolicy(v); err != nil {
+		if c.RequireSecondFactor, err = access.ParseSecondFactorPolicy(v); err != nil {
 			p.fail("SEATFLOW_REQUIRE_2FA", v, err.Error())
 		}
 	}
@@ -233,10 +234,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			fmt.Sprintf("want a whole number from 1 to %d", maxTimeoutWorkers))
 	}
 	c.TrustedProxies = p.cidrs("SEATFLOW_TRUSTED_PROXIES")
-	c.SessionIdle = p.positiveDuration("SEATFLOW_SESSION_IDLE", core.DefaultSessionIdle)
-	if c.SessionIdle > 0 && c.SessionIdle < core.MinSessionIdle {
+	c.SessionIdle = p.positiveDuration("SEATFLOW_SESSION_IDLE", access.DefaultSessionIdle)
+	if c.SessionIdle > 0 && c.SessionIdle < access.MinSessionIdle {
 		p.fail("SEATFLOW_SESSION_IDLE", p.getenv("SEATFLOW_SESSION_IDLE"),
-			fmt.Sprintf("want at least %v: a session's last use is recorded once a minute", core.MinSessionIdle))
+			fmt.Sprintf("want at least %v: a session's last use is recorded once a minute", access.MinSessionIdle))
 	}
 	c.APIToken, c.APITokenGenerated = p.secret("SEATFLOW_API_TOKEN")
 	c.PaymentSecret, c.PaymentSecretGenerated = p.secret("SEATFLOW_PAYMENT_SECRET")

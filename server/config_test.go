@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 func TestLoadConfigDefaults(t *testing.T) {
@@ -75,7 +76,7 @@ func TestLoadConfigValues(t *testing.T) {
 	}
 	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
 		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
-		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != core.SecondFactorAdmins || c.SessionIdle != 2*time.Hour {
+		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != access.SecondFactorAdmins || c.SessionIdle != 2*time.Hour {
 		t.Errorf("config %+v", c)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 	"seatflow/static"
 	"seatflow/web"
@@ -55,10 +56,10 @@ type ConsoleDeps struct {
 	// the offset; 0 shows none.
 	ClockLimit time.Duration
 	// SessionIdle ends a session unused this long; 0 is
-	// core.DefaultSessionIdle.
+	// access.DefaultSessionIdle.
 	SessionIdle time.Duration
 	// SecondFactor is SEATFLOW_REQUIRE_2FA.
-	SecondFactor core.SecondFactorPolicy
+	SecondFactor access.SecondFactorPolicy
 }
 
 // console holds the console's handlers.
@@ -114,7 +115,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 		deps.Clock = core.SystemClock{}
 	}
 	if deps.SessionIdle == 0 {
-		deps.SessionIdle = core.DefaultSessionIdle
+		deps.SessionIdle = access.DefaultSessionIdle
 	}
 	if deps.Refunds == nil {
 		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
@@ -134,9 +135,9 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.GET("/lang", cn.switchLang)
 	g.GET("", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
 
-	view, cancel := cn.requireRole(core.ActView), cn.requireRole(core.ActForceCancel)
-	disc, recon := cn.requireRole(core.ActDiscrepancies), cn.requireRole(core.ActReconcile)
-	audit, staff := cn.requireRole(core.ActAudit), cn.requireRole(core.ActStaff)
+	view, cancel := cn.requireRole(access.ActView), cn.requireRole(access.ActForceCancel)
+	disc, recon := cn.requireRole(access.ActDiscrepancies), cn.requireRole(access.ActReconcile)
+	audit, staff := cn.requireRole(access.ActAudit), cn.requireRole(access.ActStaff)
 
 	g.POST("/logout", cn.logout, view)
 	g.GET("/", cn.dashboard, view)
@@ -145,13 +146,13 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.GET("/orders.csv", cn.ordersCSV, view)
 	g.GET("/orders/:no", cn.order, view)
 	g.POST("/orders/:no/cancel", cn.forceCancel, cancel)
-	g.POST("/orders/:no/extend", cn.extendHold, cn.requireRole(core.ActExtendHold))
-	g.POST("/orders/:no/refund", cn.refundOrder, cn.requireRole(core.ActRefund))
-	approve := cn.requireRole(core.ActApproveRefund)
+	g.POST("/orders/:no/extend", cn.extendHold, cn.requireRole(access.ActExtendHold))
+	g.POST("/orders/:no/refund", cn.refundOrder, cn.requireRole(access.ActRefund))
+	approve := cn.requireRole(access.ActApproveRefund)
 	g.POST("/refunds/:id/approve", cn.approveRefund, approve)
 	g.POST("/refunds/:id/reject", cn.rejectRefund, approve)
 	g.GET("/shows", cn.shows, view)
-	setUp := cn.requireRole(core.ActShows)
+	setUp := cn.requireRole(access.ActShows)
 	g.GET("/shows/new", cn.newShowForm, setUp)
 	g.POST("/shows", cn.createShow, setUp)
 	g.POST("/shows/:id/block", cn.blockSeats, setUp)

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -15,7 +16,7 @@ import (
 // shown on that one response), revoke. Each change and its audit row
 // commit in one transaction (store.CreateAPIKey, store.RevokeAPIKey).
 func (cn *console) apiKeyRoutes(g *echo.Group) {
-	manage := cn.requireRole(core.ActStaff)
+	manage := cn.requireRole(access.ActStaff)
 	g.GET("/apikeys", cn.apiKeys, manage)
 	g.POST("/apikeys", cn.addAPIKey, manage)
 	g.POST("/apikeys/:id/revoke", cn.revokeAPIKey, manage)
@@ -66,7 +67,7 @@ func (cn *console) revokeAPIKey(c echo.Context) error {
 	if err != nil {
 		return echo.ErrNotFound
 	}
-	if _, err := revokeAPIKey(c.Request().Context(), cn.DB, id, consoleActor(c), cn.Clock.Now()); errors.Is(err, core.ErrAPIKeyNotFound) {
+	if _, err := revokeAPIKey(c.Request().Context(), cn.DB, id, consoleActor(c), cn.Clock.Now()); errors.Is(err, access.ErrAPIKeyNotFound) {
 		return echo.ErrNotFound
 	} else if err != nil {
 		return err

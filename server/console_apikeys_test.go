@@ -4,10 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"seatflow/core/access"
 	"strings"
 	"testing"
-
-	"seatflow/core"
 )
 
 // The API key page is for admins only; adding shows the key once (and it
@@ -17,11 +16,11 @@ func TestConsoleAPIKeys(t *testing.T) {
 	addForm := func() url.Values {
 		return url.Values{"name": {"web front end"}, "scope": {"orders:read", "orders:write"}}
 	}
-	for _, role := range core.AllRoles() {
+	for _, role := range access.AllRoles() {
 		t.Run(string(role), func(t *testing.T) {
 			b := env.login(role)
 			want := http.StatusForbidden
-			if role.Can(core.ActStaff) {
+			if role.Can(access.ActStaff) {
 				want = http.StatusOK
 			}
 			if rec := b.do("GET", "/console/apikeys", nil, nil); rec.Code != want {
@@ -34,11 +33,11 @@ func TestConsoleAPIKeys(t *testing.T) {
 			}
 		})
 	}
-	if n := env.auditCount(core.AuditAPIKeyAdd); n != 0 {
+	if n := env.auditCount(access.AuditAPIKeyAdd); n != 0 {
 		t.Fatalf("refused adds wrote %d audit rows", n)
 	}
 
-	admin := env.login(core.RoleAdmin)
+	admin := env.login(access.RoleAdmin)
 	if rec := admin.do("POST", "/console/apikeys", addForm(), nil); rec.Code != http.StatusForbidden {
 		t.Errorf("add without CSRF token: %d, want 403", rec.Code)
 	}
@@ -51,12 +50,12 @@ func TestConsoleAPIKeys(t *testing.T) {
 	if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
 		t.Errorf("the page with the key has Cache-Control %q", cc)
 	}
-	key, err := env.db.APIKeyByHash(t.Context(), core.HashAPIKey(secret))
-	if err != nil || key.CreatedBy != "staff:"+env.staff[core.RoleAdmin].Username ||
-		core.JoinScopes(key.Scopes) != "orders:read,orders:write" {
+	key, err := env.db.APIKeyByHash(t.Context(), access.HashAPIKey(secret))
+	if err != nil || key.CreatedBy != "staff:"+env.staff[access.RoleAdmin].Username ||
+		access.JoinScopes(key.Scopes) != "orders:read,orders:write" {
 		t.Fatalf("stored key %+v (%v)", key, err)
 	}
-	if n := env.auditCount(core.AuditAPIKeyAdd); n != 1 {
+	if n := env.auditCount(access.AuditAPIKeyAdd); n != 1 {
 		t.Errorf("audit rows for the add: %d, want 1", n)
 	}
 	list := admin.do("GET", "/console/apikeys", nil, nil).Body.String()
@@ -82,10 +81,10 @@ func TestConsoleAPIKeys(t *testing.T) {
 	if rec := admin.post(revoke, nil); rec.Code != http.StatusSeeOther {
 		t.Fatalf("revoke: %d %.300s", rec.Code, rec.Body)
 	}
-	if key, err := env.db.APIKeyByHash(t.Context(), core.HashAPIKey(secret)); err != nil || !key.Revoked() {
+	if key, err := env.db.APIKeyByHash(t.Context(), access.HashAPIKey(secret)); err != nil || !key.Revoked() {
 		t.Errorf("after revoke: %+v (%v)", key, err)
 	}
-	if n := env.auditCount(core.AuditAPIKeyRevoke); n != 1 {
+	if n := env.auditCount(access.AuditAPIKeyRevoke); n != 1 {
 		t.Errorf("audit rows for the revoke: %d, want 1", n)
 	}
 	if rec := admin.post("/console/apikeys/999999/revoke", nil); rec.Code != http.StatusNotFound {

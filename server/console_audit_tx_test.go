@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 )
@@ -137,28 +138,28 @@ func TestConsoleAuditInChangeTxAuditInsertFault(t *testing.T) {
 		}
 		cases := []struct {
 			name   string
-			role   core.Role
+			role   access.Role
 			setup  func() step
 			status int // without the fault
 			action string
 			detail map[string]any // keys the audit row's detail must have
 		}{
-			{"force-cancel", core.RoleBoxOffice, func() step {
+			{"force-cancel", access.RoleBoxOffice, func() step {
 				o := place("B-1")
 				return step{"/console/orders/" + o.OrderNo + "/cancel", url.Values{"reason": {"at the desk"}, "confirm": {"1"}},
 					"order:" + o.OrderNo, order(o.OrderNo), true}
 			}, 303, core.AuditForceCancel, map[string]any{"outcome": "cancelled", "reason": "at the desk", "seat_ids": []any{"B-1"}}},
-			{"force-cancel of a paid order", core.RoleBoxOffice, func() step {
+			{"force-cancel of a paid order", access.RoleBoxOffice, func() step {
 				o := paid("B-2")
 				return step{"/console/orders/" + o.OrderNo + "/cancel", url.Values{"reason": {"at the desk"}, "confirm": {"1"}},
 					"order:" + o.OrderNo, order(o.OrderNo), false}
 			}, 303, core.AuditForceCancel, map[string]any{"outcome": "already_paid"}},
-			{"extend", core.RoleBoxOffice, func() step {
+			{"extend", access.RoleBoxOffice, func() step {
 				o := place("B-3")
 				return step{"/console/orders/" + o.OrderNo + "/extend", url.Values{"minutes": {"10"}, "reason": {"at the ATM"}},
 					"order:" + o.OrderNo, order(o.OrderNo), true}
 			}, 303, core.AuditExtendHold, map[string]any{"outcome": "extended", "minutes": float64(10), "reason": "at the ATM"}},
-			{"extend over the limit", core.RoleBoxOffice, func() step {
+			{"extend over the limit", access.RoleBoxOffice, func() step {
 				o := place("B-4")
 				if _, err := env.engine.Extend(ctx, o.OrderNo, 100*time.Minute, "staff:x", "first", nil); err != nil {
 					t.Fatal(err)
@@ -166,33 +167,33 @@ func TestConsoleAuditInChangeTxAuditInsertFault(t *testing.T) {
 				return step{"/console/orders/" + o.OrderNo + "/extend", url.Values{"minutes": {"10"}, "reason": {"again"}},
 					"order:" + o.OrderNo, order(o.OrderNo), false}
 			}, 422, core.AuditExtendHold, map[string]any{"outcome": core.ErrHoldLimit.Code}},
-			{"case take", core.RoleOps, func() step {
+			{"case take", access.RoleOps, func() step {
 				id := discrepancy("C-1")
 				return step{fmt.Sprintf("/console/discrepancies/%d/take", id), url.Values{}, fmt.Sprintf("discrepancy:%d", id), caseState(id), true}
 			}, 303, core.AuditCaseTake, map[string]any{"from": "open", "to": "open", "owner": "ops-user"}},
-			{"case move", core.RoleOps, func() step {
+			{"case move", access.RoleOps, func() step {
 				id := discrepancy("C-2")
 				return step{fmt.Sprintf("/console/discrepancies/%d/move", id), url.Values{"to": {"refund_requested"}, "note": {"asked the PSP"}},
 					fmt.Sprintf("discrepancy:%d", id), caseState(id), true}
 			}, 303, core.AuditCaseMove, map[string]any{"from": "open", "to": "refund_requested", "note": "asked the PSP"}},
-			{"case note", core.RoleOps, func() step {
+			{"case note", access.RoleOps, func() step {
 				id := discrepancy("C-3")
 				return step{fmt.Sprintf("/console/discrepancies/%d/note", id), url.Values{"note": {"called the bank"}}, fmt.Sprintf("discrepancy:%d", id), caseState(id), true}
 			}, 303, core.AuditCaseNote, map[string]any{"from": "open", "to": "open", "note": "called the bank"}},
-			{"refund", core.RoleOps, func() step {
+			{"refund", access.RoleOps, func() step {
 				o := paid("B-5")
 				return step{"/console/orders/" + o.OrderNo + "/refund", url.Values{"reason": {"illness"}, "reference": {"R-1"}},
 					"order:" + o.OrderNo, order(o.OrderNo), true}
 			}, 303, core.AuditRefund, map[string]any{"reason": "illness", "reference": "R-1", "seat_ids": []any{"B-5"}}},
-			{"refund request", core.RoleBoxOffice, func() step {
+			{"refund request", access.RoleBoxOffice, func() step {
 				o := paid("A-1", "A-2")
 				return step{"/console/orders/" + o.OrderNo + "/refund", url.Values{"reason": {"illness"}}, "order:" + o.OrderNo, order(o.OrderNo), true}
 			}, 303, core.AuditRefundRequest, map[string]any{"reason": "illness", "amount_cents": float64(15000)}},
-			{"refund approve", core.RoleOps, func() step {
+			{"refund approve", access.RoleOps, func() step {
 				o, id := request("A-3", "A-4")
 				return step{"/console/refunds/" + id + "/approve", url.Values{}, "order:" + o.OrderNo, order(o.OrderNo), true}
 			}, 303, core.AuditRefundApprove, map[string]any{"requested_by": "staff:bo", "amount_cents": float64(15000)}},
-			{"refund reject", core.RoleOps, func() step {
+			{"refund reject", access.RoleOps, func() step {
 				o, id := request("A-5", "A-6")
 				return step{"/console/refunds/" + id + "/reject", url.Values{"note": {"past the deadline"}}, "order:" + o.OrderNo, order(o.OrderNo), true}
 			}, 303, core.AuditRefundReject, map[string]any{"requested_by": "staff:bo", "note": "past the deadline"}},

@@ -19,13 +19,14 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
 // staffSession is the logged-in member of staff of one request.
 type staffSession struct {
-	session core.Session
-	staff   core.Staff
+	session access.Session
+	staff   access.Staff
 }
 
 // newToken returns 32 random bytes, URL-safe encoded.
@@ -52,7 +53,7 @@ func (cn *console) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		sess, staff, err := cn.liveSession(c.Request().Context(), hashToken(token))
 		switch {
-		case errors.Is(err, core.ErrNoSession):
+		case errors.Is(err, access.ErrNoSession):
 		case err != nil:
 			return err
 		default:
@@ -200,7 +201,7 @@ func (cn *console) login(c echo.Context) error {
 		return cn.throttled(c, d, time.Second)
 	}
 	staff, hash, err := cn.DB.StaffLogin(ctx, username)
-	if err != nil && !errors.Is(err, core.ErrStaffNotFound) {
+	if err != nil && !errors.Is(err, access.ErrStaffNotFound) {
 		return err
 	}
 	active := err == nil && !staff.Disabled
@@ -225,11 +226,11 @@ func (cn *console) login(c echo.Context) error {
 
 // startSession logs staff in: a new session, its cookie, the audit line,
 // and on to next.
-func (cn *console) startSession(c echo.Context, staff core.Staff, next string) error {
+func (cn *console) startSession(c echo.Context, staff access.Staff, next string) error {
 	ctx, ip := c.Request().Context(), c.RealIP()
 	now := cn.Clock.Now()
 	token := newToken()
-	sess := core.Session{TokenHash: hashToken(token), StaffID: staff.ID, CSRFToken: newToken(),
+	sess := access.Session{TokenHash: hashToken(token), StaffID: staff.ID, CSRFToken: newToken(),
 		CreatedAt: now, ExpiresAt: now.Add(sessionTTL), IP: ip, UserAgent: truncate(c.Request().UserAgent(), 255)}
 	if err := cn.DB.CreateSession(ctx, sess); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // BenchmarkPendingHoldsPage renders the pending-holds page (count, one page
@@ -32,7 +33,7 @@ func BenchmarkPendingHoldsPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	br := env.login(core.RoleBoxOffice)
+	br := env.login(access.RoleBoxOffice)
 	for _, c := range []struct{ name, query string }{
 		{"first-page", ""},
 		{"newest-first", "?sort=created"},

@@ -11,29 +11,30 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 )
 
 // createStaff checks and adds an account: the one path for the console's
 // staff page and `seatflow staff add`.
-func createStaff(ctx context.Context, db *store.DB, username, password, role string, now time.Time) (core.Staff, error) {
-	if err := core.ValidUsername(username); err != nil {
-		return core.Staff{}, err
+func createStaff(ctx context.Context, db *store.DB, username, password, role string, now time.Time) (access.Staff, error) {
+	if err := access.ValidUsername(username); err != nil {
+		return access.Staff{}, err
 	}
-	r, err := core.ParseRole(role)
+	r, err := access.ParseRole(role)
 	if err != nil {
-		return core.Staff{}, err
+		return access.Staff{}, err
 	}
-	if err := core.ValidPassword(password, username); err != nil {
-		return core.Staff{}, err
+	if err := access.ValidPassword(password, username); err != nil {
+		return access.Staff{}, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
-		return core.Staff{}, fmt.Errorf("add staff %q: hash password: %w", username, err)
+		return access.Staff{}, fmt.Errorf("add staff %q: hash password: %w", username, err)
 	}
-	s, err := db.CreateStaff(ctx, core.Staff{Username: username, Role: r, CreatedAt: now}, string(hash))
+	s, err := db.CreateStaff(ctx, access.Staff{Username: username, Role: r, CreatedAt: now}, string(hash))
 	if err != nil {
-		return core.Staff{}, fmt.Errorf("add staff %q: %w", username, err)
+		return access.Staff{}, fmt.Errorf("add staff %q: %w", username, err)
 	}
 	return s, nil
 }
@@ -42,17 +43,17 @@ func createStaff(ctx context.Context, db *store.DB, username, password, role str
 // when err is not the form's fault.
 func staffFormError(err error) string {
 	switch {
-	case errors.Is(err, core.ErrStaffExists):
+	case errors.Is(err, access.ErrStaffExists):
 		return "staff.err_exists"
-	case errors.Is(err, core.ErrBadUsername):
+	case errors.Is(err, access.ErrBadUsername):
 		return "staff.err_username"
-	case errors.Is(err, core.ErrBadRole):
+	case errors.Is(err, access.ErrBadRole):
 		return "staff.err_role"
-	case errors.Is(err, core.ErrWeakPassword):
+	case errors.Is(err, access.ErrWeakPassword):
 		return "staff.err_password"
-	case errors.Is(err, core.ErrPasswordHasUsername):
+	case errors.Is(err, access.ErrPasswordHasUsername):
 		return "staff.err_password_username"
-	case errors.Is(err, core.ErrCommonPassword):
+	case errors.Is(err, access.ErrCommonPassword):
 		return "staff.err_password_common"
 	}
 	return ""
@@ -65,7 +66,7 @@ func staffFormError(err error) string {
 func StaffAdd(ctx context.Context, db *store.DB, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("staff add", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	role := fs.String("role", string(core.RoleBoxOffice), "box_office, ops or admin")
+	role := fs.String("role", string(access.RoleBoxOffice), "box_office, ops or admin")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: seatflow staff add [--role box_office|ops|admin] NAME")
 		fs.PrintDefaults()

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -149,8 +150,8 @@ func (cn *console) ticket(c echo.Context) error {
 // counterRoutes mounts the counter sale: hold from the seat map, take the
 // payment on the order page, print the ticket.
 func (cn *console) counterRoutes(g *echo.Group) {
-	sell := cn.requireRole(core.ActCounterSale)
+	sell := cn.requireRole(access.ActCounterSale)
 	g.POST("/shows/:id/counter", cn.counterHold, sell)
 	g.POST("/orders/:no/pay", cn.takePayment, sell)
-	g.GET("/orders/:no/ticket", cn.ticket, cn.requireRole(core.ActView))
+	g.GET("/orders/:no/ticket", cn.ticket, cn.requireRole(access.ActView))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestConsoleCounterSale(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	box := env.login(core.RoleBoxOffice)
+	box := env.login(access.RoleBoxOffice)
 	showPath := "/console/shows/" + strconv.FormatInt(env.show.ID, 10)
 	if err := env.engine.BlockSeats(ctx, core.BlockRequest{ShowID: env.show.ID, SeatIDs: []string{"C-4"}, Reason: core.BlockHouse}); err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestConsoleCounterSale(t *testing.T) {
 	}
 	pays, err := env.db.OrderPayments(ctx, no)
 	if err != nil || len(pays) != 1 || pays[0].Method != core.PaymentMethodCounter || pays[0].Tender != core.TenderCard ||
-		pays[0].Reference != "SLIP-77" || pays[0].Actor != "staff:"+env.staff[core.RoleBoxOffice].Username || pays[0].TxnID != o.PaidTxnID {
+		pays[0].Reference != "SLIP-77" || pays[0].Actor != "staff:"+env.staff[access.RoleBoxOffice].Username || pays[0].TxnID != o.PaidTxnID {
 		t.Fatalf("payments %+v %v", pays, err)
 	}
 	holds, err := env.stack.Seats.Holds(ctx, env.show.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/web"
 )
@@ -106,13 +107,13 @@ func TestConsoleDashboardByRole(t *testing.T) {
 		common := []string{`<a class="card stat" href="/console/holds"><span class="label">Pending holds now`, `id="stat-pending">2<`,
 			`id="dashboard-live" data-live="*"`, `data-live-every="15000"`, `<a class="card block" href="/console/orders" id="last-hour">`}
 		for _, tc := range []struct {
-			role      core.Role
+			role      access.Role
 			want, not []string
 		}{
-			{core.RoleBoxOffice, boxOffice, ops},
-			{core.RoleManager, boxOffice, ops},
-			{core.RoleOps, ops, boxOffice},
-			{core.RoleAdmin, ops, boxOffice},
+			{access.RoleBoxOffice, boxOffice, ops},
+			{access.RoleManager, boxOffice, ops},
+			{access.RoleOps, ops, boxOffice},
+			{access.RoleAdmin, ops, boxOffice},
 		} {
 			page := env.login(tc.role).do("GET", "/console/", nil, nil).Body.String()
 			for _, want := range append(tc.want, common...) {
@@ -128,7 +129,7 @@ func TestConsoleDashboardByRole(t *testing.T) {
 			if strings.Contains(page, `id="expiring-`+later.OrderNo+`"`) {
 				t.Errorf("%s: a hold expiring in 15 minutes is listed as expiring soon", tc.role)
 			}
-			if tc.role == core.RoleOps {
+			if tc.role == access.RoleOps {
 				// The minute is the peak; every other minute of the chart is
 				// 0, and the chart has a point per minute.
 				chart := regexp.MustCompile(`(?s)<svg class="chart" id="overdue-chart".*?</svg>`).FindString(page)
@@ -172,7 +173,7 @@ func TestConsoleDashboardLastRun(t *testing.T) {
 				r.FinishedAt = r.StartedAt
 				env.runner.runs = append(env.runner.runs, r)
 			}
-			page := env.login(core.RoleOps).do("GET", "/console/", nil, nil).Body.String()
+			page := env.login(access.RoleOps).do("GET", "/console/", nil, nil).Body.String()
 			card := regexp.MustCompile(`(?s)<a class="card stat" href="/console/reconcile" id="last-run">.*?</a>`).FindString(page)
 			for _, want := range tc.want {
 				if !strings.Contains(card, want) {

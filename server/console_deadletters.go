@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -17,7 +17,7 @@ const deadLettersPageSize = 200
 // deadLetterRoutes mounts the dead-letter page (ops and admin, the roles
 // that run reconcile).
 func (cn *console) deadLetterRoutes(g *echo.Group) {
-	ops := cn.requireRole(core.ActReconcile)
+	ops := cn.requireRole(access.ActReconcile)
 	g.GET("/dead-letters", cn.deadLetters, ops)
 	g.POST("/dead-letters/:id/retry", cn.retryDeadLetter, ops)
 }

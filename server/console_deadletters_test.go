@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
@@ -46,7 +47,7 @@ func TestConsoleDeadLetterRetryAuditInsertFault(t *testing.T) {
 			t.Errorf("stored message %+v, want %+v", letters[0].Msg, msg)
 		}
 
-		ops := env.login(core.RoleOps)
+		ops := env.login(access.RoleOps)
 		page := ops.do("GET", "/console/dead-letters", nil, nil)
 		if page.Code != http.StatusOK {
 			t.Fatalf("dead-letter page: %d", page.Code)
@@ -92,7 +93,7 @@ func TestConsoleDeadLetterRetryAuditInsertFault(t *testing.T) {
 				audited = append(audited, a)
 			}
 		}
-		if len(audited) != 1 || audited[0].Target != "order:"+o.OrderNo || audited[0].Staff != env.staff[core.RoleOps].Username {
+		if len(audited) != 1 || audited[0].Target != "order:"+o.OrderNo || audited[0].Staff != env.staff[access.RoleOps].Username {
 			t.Errorf("audit rows %+v, want one by ops for order:%s", audited, o.OrderNo)
 		}
 		// Both the failed and the successful retry sent the message: the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestFourEyesOnMoney(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	ops, admin := env.login(core.RoleOps), env.login(core.RoleAdmin)
+	ops, admin := env.login(access.RoleOps), env.login(access.RoleAdmin)
 
 	big := env.place(31, "A-1", "A-2") // 15000, above the threshold
 	env.pay(big)

@@ -6,17 +6,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"seatflow/core/access"
 	"strings"
 	"testing"
-
-	"seatflow/core"
 )
 
 // Pages, CSS and JS go out compressed to a browser that takes gzip; the
 // seat map's event stream does not.
 func TestConsoleGzip(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleAdmin)
+	b := env.login(access.RoleAdmin)
 	gz := http.Header{"Accept-Encoding": {"gzip, deflate, br"}}
 	for _, c := range []struct{ path, want string }{
 		{"/console/", "<html"},

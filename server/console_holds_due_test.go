@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/web"
 )
@@ -31,7 +32,7 @@ func TestConsoleHoldsDue(t *testing.T) {
 		overdue := placeAt(now.Add(-20*time.Minute), 90, "A-1")
 		soon := placeAt(now.Add(-12*time.Minute), 91, "A-2")
 		later := `id="hold-` + env.place(92, "A-3").OrderNo + `"`
-		bo := env.login(core.RoleBoxOffice)
+		bo := env.login(access.RoleBoxOffice)
 		for _, tc := range []struct {
 			due       string
 			want, not []string

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // openLiveStream opens /console/live as b and returns its events.
@@ -69,7 +70,7 @@ func TestLiveStreamAcrossInstances(t *testing.T) {
 	one, two := startRelayInstance(t, rdb, channel), startRelayInstance(t, rdb, channel)
 	env.cn.Hub = two.hub // this console is instance two; instance one's engine makes the change
 
-	viewer := env.login(core.RoleBoxOffice)
+	viewer := env.login(access.RoleBoxOffice)
 	srv := httptest.NewServer(env.e)
 	t.Cleanup(srv.Close)
 	t.Cleanup(two.hub.Close) // ends the streams before the server waits for them

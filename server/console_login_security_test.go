@@ -3,9 +3,8 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"seatflow/core/access"
 	"testing"
-
-	"seatflow/core"
 )
 
 // TestLoginRefusesCrossSite: the login form posted from another site is
@@ -32,7 +31,7 @@ func TestLoginRefusesCrossSite(t *testing.T) {
 				t.Fatalf("login form without a token")
 			}
 			rec := b.do("POST", "/console/login", url.Values{"_csrf": {m[1]},
-				"username": {env.staff[core.RoleOps].Username}, "password": {testPassword}}, tc.header)
+				"username": {env.staff[access.RoleOps].Username}, "password": {testPassword}}, tc.header)
 			if rec.Code != tc.want {
 				t.Fatalf("status %d, want %d", rec.Code, tc.want)
 			}
@@ -47,7 +46,7 @@ func TestLoginRefusesCrossSite(t *testing.T) {
 // count, for the login form and for a logged-in action alike.
 func TestCSRFTokenNotFromQuery(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleOps)
+	b := env.login(access.RoleOps)
 	if rec := b.do("POST", "/console/logout?_csrf="+url.QueryEscape(b.csrf), url.Values{}, nil); rec.Code != http.StatusForbidden {
 		t.Errorf("logout with the token in the query: status %d, want 403", rec.Code)
 	}
@@ -65,7 +64,7 @@ func TestCSRFTokenNotFromQuery(t *testing.T) {
 		t.Fatalf("login form without a token")
 	}
 	rec := visitor.do("POST", "/console/login?_csrf="+url.QueryEscape(m[1]), url.Values{
-		"username": {env.staff[core.RoleOps].Username}, "password": {testPassword}}, nil)
+		"username": {env.staff[access.RoleOps].Username}, "password": {testPassword}}, nil)
 	if rec.Code != http.StatusForbidden || visitor.cookies[sessionCookie] != nil {
 		t.Errorf("login with the token in the query: status %d, want 403 and no session", rec.Code)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // TestLoginThrottleAcross: failed logins are limited per address across
@@ -22,12 +23,12 @@ func TestLoginThrottleAcross(t *testing.T) {
 	}{
 		{"one address, many usernames", loginAddrTries,
 			func(env *consoleEnv, i int) (string, string) { return fmt.Sprint("nobody", i), "192.0.2.50" },
-			func(env *consoleEnv) (string, string) { return env.staff[core.RoleOps].Username, "192.0.2.50" }},
+			func(env *consoleEnv) (string, string) { return env.staff[access.RoleOps].Username, "192.0.2.50" }},
 		{"one account, many addresses", loginUserTries,
 			func(env *consoleEnv, i int) (string, string) {
-				return env.staff[core.RoleOps].Username, fmt.Sprintf("198.51.100.%d", i+1)
+				return env.staff[access.RoleOps].Username, fmt.Sprintf("198.51.100.%d", i+1)
 			},
-			func(env *consoleEnv) (string, string) { return env.staff[core.RoleOps].Username, "203.0.113.7" }},
+			func(env *consoleEnv) (string, string) { return env.staff[access.RoleOps].Username, "203.0.113.7" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newConsoleEnv(t)
@@ -64,7 +65,7 @@ func TestLoginHashCap(t *testing.T) {
 	}
 	failedBefore := env.auditCount(core.AuditLoginFailed)
 	b := env.browser()
-	rec := b.login(env.staff[core.RoleOps].Username, testPassword)
+	rec := b.login(env.staff[access.RoleOps].Username, testPassword)
 	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" || b.cookies[sessionCookie] != nil {
 		t.Fatalf("all slots taken: status %d, Retry-After %q, want 429 and no session", rec.Code, rec.Header().Get("Retry-After"))
 	}
@@ -74,7 +75,7 @@ func TestLoginHashCap(t *testing.T) {
 			rec.Code, env.auditCount(core.AuditLoginFailed)-failedBefore)
 	}
 	<-env.cn.hashSlots
-	if rec := b.login(env.staff[core.RoleOps].Username, testPassword); rec.Code != http.StatusSeeOther {
+	if rec := b.login(env.staff[access.RoleOps].Username, testPassword); rec.Code != http.StatusSeeOther {
 		t.Errorf("a slot free: status %d, want a login", rec.Code)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
 	"seatflow/web"
@@ -48,7 +49,7 @@ func (f *fakeRunner) Run(_ context.Context, id int64) (web.ReconcileRun, error) 
 
 func TestConsoleExtend(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	o := env.place(30, "A-1")
 	path := "/console/orders/" + o.OrderNo + "/extend"
 
@@ -139,7 +140,7 @@ func TestConsoleCases(t *testing.T) {
 		ids = append(ids, id)
 	}
 	first, second := fmt.Sprint(ids[0]), fmt.Sprint(ids[1])
-	box := env.login(core.RoleBoxOffice)
+	box := env.login(access.RoleBoxOffice)
 	for _, r := range []struct{ method, path string }{{"GET", "/console/discrepancies"}, {"GET", "/console/discrepancies/" + first},
 		{"POST", "/console/discrepancies/" + first + "/take"}, {"POST", "/console/discrepancies/" + first + "/move"},
 		{"POST", "/console/discrepancies/" + first + "/note"}} {
@@ -154,7 +155,7 @@ func TestConsoleCases(t *testing.T) {
 		}
 	}
 
-	ops := env.login(core.RoleOps)
+	ops := env.login(access.RoleOps)
 	queue := ops.do("GET", "/console/discrepancies", nil, nil).Body.String()
 	if i, j := strings.Index(queue, `id="disc-`+first+`"`), strings.Index(queue, `id="disc-`+second+`"`); i < 0 || j < i {
 		t.Fatalf("queue lacks the cases oldest first (%d, %d)", i, j)
@@ -202,7 +203,7 @@ func TestConsoleCases(t *testing.T) {
 	if strings.Contains(page, `id="move-form"`) || strings.Contains(page, `id="take-form"`) {
 		t.Error("a closed case still offers its forms")
 	}
-	admin := env.login(core.RoleAdmin)
+	admin := env.login(access.RoleAdmin)
 	if rec := admin.post("/console/discrepancies/"+second+"/note", url.Values{"note": {"customer called"}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("note: %d", rec.Code)
 	}
@@ -250,7 +251,7 @@ func TestConsoleRaceView(t *testing.T) {
 	ctx := t.Context()
 	clock := stacktest.NewClock(time.Now().Add(-time.Hour))
 	eng := env.stack.Engine(t, core.Config{HoldTTL: time.Minute, PurchaseLimit: 100}, clock)
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	winners := map[string]int{}
 	for i := range 12 {
 		seat := fmt.Sprintf("%c-%d", 'A'+i%3, 1+i/3)
@@ -344,7 +345,7 @@ func TestConsoleDashboardCharts(t *testing.T) {
 	// Placed at -30m, expired at -20m, still pending.
 	place("A-3")
 
-	page := env.login(core.RoleOps).do("GET", "/console/", nil, nil).Body.String()
+	page := env.login(access.RoleOps).do("GET", "/console/", nil, nil).Body.String()
 	lag := regexp.MustCompile(`(?s)<svg class="chart" id="lag-chart".*?</ul>`).FindString(page)
 	for _, want := range []string{`class="bar path-timeout"`, `class="bar path-sweep"`, "timeout &lt;1.5s: 1", "sweep &lt;30s: 1",
 		"</span>timeout <small>1</small>", "</span>sweep <small>1</small>", "</span>reconcile <small>0</small>"} {
@@ -484,11 +485,11 @@ func newDryRunFixture(t *testing.T, st *stacktest.Stack) *dryRunFixture {
 		t.Fatal(err)
 	}
 	env := &consoleEnv{t: t, stack: st, db: st.DB, engine: engine, hub: hub, clock: stacktest.NewClock(time.Now()),
-		staff: map[core.Role]core.Staff{}, show: st.NewShow(t, 3, 6), e: echo.New()}
+		staff: map[access.Role]access.Staff{}, show: st.NewShow(t, 3, 6), e: echo.New()}
 	env.e.HTTPErrorHandler = handleError
 	RegisterConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: consoleReconcile{rec},
 		Logger: slog.New(slog.DiscardHandler), Clock: env.clock})
-	env.staff[core.RoleOps] = env.addStaff("ops-"+stacktest.RandHex(3), core.RoleOps)
+	env.staff[access.RoleOps] = env.addStaff("ops-"+stacktest.RandHex(3), access.RoleOps)
 	f := &dryRunFixture{env: env, rec: rec, show: env.show.ID}
 
 	seatStore := &faultySeats{SeatStore: st.Seats}
@@ -563,7 +564,7 @@ func TestConsoleDryRun(t *testing.T) {
 		f := newDryRunFixture(t, st)
 		env, want := f.env, f.want
 
-		b := env.login(core.RoleOps)
+		b := env.login(access.RoleOps)
 		before := world(t, st, f.show)
 		dryPath := f.dryRun(t, b)
 		if diff := worldDiff(before, world(t, st, f.show)); len(diff) != 0 {
@@ -627,7 +628,7 @@ func TestConsoleDryRun(t *testing.T) {
 func TestConsoleApplyItem(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		f := newDryRunFixture(t, st)
-		b := f.env.login(core.RoleOps)
+		b := f.env.login(access.RoleOps)
 		dryPath := f.dryRun(t, b)
 		page := b.do("GET", dryPath, nil, nil).Body.String()
 		forms := regexp.MustCompile(`<form method="post" action="`+regexp.QuoteMeta(dryPath)+`/apply" class="inline apply-item">`+
@@ -729,7 +730,7 @@ func TestWebRunKeepsItemKeys(t *testing.T) {
 // address bar; reopening that URL leads to the form's page.
 func TestConsoleReopenActionURL(t *testing.T) {
 	env := newConsoleEnv(t)
-	admin := env.login(core.RoleAdmin)
+	admin := env.login(access.RoleAdmin)
 	o := env.place(31, "A-2")
 	for _, c := range []struct{ action, page string }{
 		{"/orders/" + o.OrderNo + "/extend", "/console/orders/" + o.OrderNo},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // TestConsoleQuickExtend: a one-click button extends the hold by its
@@ -16,7 +17,7 @@ import (
 // minutes are refused.
 func TestConsoleQuickExtend(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	o := env.place(32, "B-1")
 	path := "/console/orders/" + o.OrderNo + "/extend"
 	if page := b.do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String(); !strings.Contains(page, `id="quick-extend"`) {
@@ -57,18 +58,18 @@ func TestConsoleOrderCaseLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := fmt.Sprintf(`href="/console/discrepancies/%d"`, id)
-	page := env.login(core.RoleOps).do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String()
+	page := env.login(access.RoleOps).do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String()
 	if !strings.Contains(page, `id="order-cases"`) || !strings.Contains(page, link) {
 		t.Errorf("the order page does not link its case %d", id)
 	}
 	if !strings.Contains(page, `id="holdbar"`) || !strings.Contains(page, `class="hb-mark hb-end"`) {
 		t.Error("the order page lacks the time bar with the cancel on it")
 	}
-	if page := env.login(core.RoleBoxOffice).do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String(); strings.Contains(page, link) {
+	if page := env.login(access.RoleBoxOffice).do("GET", "/console/orders/"+o.OrderNo, nil, nil).Body.String(); strings.Contains(page, link) {
 		t.Error("box office, who may not see cases, is shown the link")
 	}
 	other := env.place(34, "C-4")
-	if page := env.login(core.RoleOps).do("GET", "/console/orders/"+other.OrderNo, nil, nil).Body.String(); strings.Contains(page, `id="order-cases"`) {
+	if page := env.login(access.RoleOps).do("GET", "/console/orders/"+other.OrderNo, nil, nil).Body.String(); strings.Contains(page, `id="order-cases"`) {
 		t.Error("an order without a case shows cases")
 	}
 }

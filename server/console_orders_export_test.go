@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 )
 
@@ -27,7 +28,7 @@ func TestConsoleOrdersCSVAtScale(t *testing.T) {
 	}
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		env := newConsoleEnvOn(t, st)
-		b := env.login(core.RoleBoxOffice)
+		b := env.login(access.RoleBoxOffice)
 		base := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
 		var heap []uint64
 		inserted := 0

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // The orders page finds an order by each kind of query in every status;
@@ -19,7 +20,7 @@ import (
 func TestConsoleOrders(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	placeFor := func(user int64, cu core.Customer, seats ...string) core.Order {
 		t.Helper()
 		o, err := env.engine.Place(ctx, core.PlaceRequest{UserID: user, ShowID: env.show.ID, SeatIDs: seats, Customer: cu})
@@ -124,7 +125,7 @@ func TestConsoleOrders(t *testing.T) {
 func TestConsoleOrderFilters(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	other := env.stack.NewShow(t, 1, 2)
 	first, second := env.place(1, "A-1"), env.place(2, "A-2")
 	if _, err := env.engine.Cancel(ctx, second.OrderNo, 2); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 	"seatflow/web"
 )
@@ -409,7 +410,7 @@ func (cn *console) renderStaff(c echo.Context, status int, d web.StaffData) erro
 
 func (cn *console) staffAdd(c echo.Context) error {
 	d := web.StaffData{Username: strings.ToLower(strings.TrimSpace(c.FormValue("username"))),
-		Role: core.Role(c.FormValue("role"))}
+		Role: access.Role(c.FormValue("role"))}
 	s, err := createStaff(c.Request().Context(), cn.DB, d.Username, c.FormValue("password"), string(d.Role), cn.Clock.Now())
 	if key := staffFormError(err); key != "" {
 		d.FormError = key

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 	"seatflow/web"
 )
@@ -48,7 +49,7 @@ func noReferrer(next echo.HandlerFunc) echo.HandlerFunc {
 // one of the login's hashing slots: hashing is what a flood costs the
 // server, whichever form sends it.
 func (cn *console) hashPassword(ctx context.Context, password, username string) (string, error) {
-	if err := core.ValidPassword(password, username); err != nil {
+	if err := access.ValidPassword(password, username); err != nil {
 		return "", err
 	}
 	select {
@@ -109,7 +110,7 @@ func (cn *console) changePassword(c echo.Context) error {
 		return err
 	}
 	if err := cn.DB.SetPassword(ctx, s.staff.ID, hash, s.session.TokenHash,
-		staffAction(c).Entry(cn.Clock.Now(), core.AuditPasswordChange, "staff:"+s.staff.Username, nil)); err != nil {
+		staffAction(c).Entry(cn.Clock.Now(), access.AuditPasswordChange, "staff:"+s.staff.Username, nil)); err != nil {
 		return err
 	}
 	cn.streams.end(func(st *openStream) bool { return st.staffID == s.staff.ID && st.tokenHash != s.session.TokenHash })
@@ -120,17 +121,17 @@ func (cn *console) changePassword(c echo.Context) error {
 // there is none, and acting on oneself refused (an admin who demotes or
 // locks out themselves needs another admin to get back). ok is false when
 // it has answered the request itself, with err as the answer.
-func (cn *console) staffTarget(c echo.Context) (target core.Staff, ok bool, err error) {
+func (cn *console) staffTarget(c echo.Context) (target access.Staff, ok bool, err error) {
 	id, err := positiveID(c.Param("id"))
 	if err != nil {
-		return core.Staff{}, false, echo.ErrNotFound
+		return access.Staff{}, false, echo.ErrNotFound
 	}
 	if id == sessionOf(c).staff.ID {
-		return core.Staff{}, false, cn.renderStaff(c, http.StatusConflict, web.StaffData{FormError: "staff.err_self"})
+		return access.Staff{}, false, cn.renderStaff(c, http.StatusConflict, web.StaffData{FormError: "staff.err_self"})
 	}
 	target, err = cn.DB.StaffByID(c.Request().Context(), id)
-	if errors.Is(err, core.ErrStaffNotFound) {
-		return core.Staff{}, false, echo.ErrNotFound
+	if errors.Is(err, access.ErrStaffNotFound) {
+		return access.Staff{}, false, echo.ErrNotFound
 	}
 	return target, err == nil, err
 }
@@ -140,11 +141,11 @@ func (cn *console) setStaffRole(c echo.Context) error {
 	if !ok {
 		return err
 	}
-	role, err := core.ParseRole(c.FormValue("role"))
+	role, err := access.ParseRole(c.FormValue("role"))
 	if err != nil {
 		return cn.renderStaff(c, http.StatusUnprocessableEntity, web.StaffData{FormError: "staff.err_role"})
 	}
-	if _, err := cn.DB.SetStaffRole(c.Request().Context(), target.ID, role, staffAction(c).Entry(cn.Clock.Now(), core.AuditStaffRole, "", nil)); err != nil {
+	if _, err := cn.DB.SetStaffRole(c.Request().Context(), target.ID, role, staffAction(c).Entry(cn.Clock.Now(), access.AuditStaffRole, "", nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
@@ -160,7 +161,7 @@ func (cn *console) makeResetLink(c echo.Context) error {
 	if target.Disabled {
 		return echo.ErrNotFound
 	}
-	path, err := createResetLink(c.Request().Context(), cn.DB, target, staffAction(c).Entry(cn.Clock.Now(), core.AuditPasswordResetLink, "staff:"+target.Username, nil))
+	path, err := createResetLink(c.Request().Context(), cn.DB, target, staffAction(c).Entry(cn.Clock.Now(), access.AuditPasswordResetLink, "staff:"+target.Username, nil))
 	if err != nil {
 		return err
 	}
@@ -172,9 +173,9 @@ func (cn *console) makeResetLink(c echo.Context) error {
 // createResetLink stores a new link for s (replacing older ones) and
 // returns its path: the one path for the console and `seatflow staff
 // reset-link`.
-func createResetLink(ctx context.Context, db *store.DB, s core.Staff, audit core.AuditEntry) (string, error) {
+func createResetLink(ctx context.Context, db *store.DB, s access.Staff, audit core.AuditEntry) (string, error) {
 	token := newToken()
-	if err := db.CreatePasswordReset(ctx, s.ID, hashToken(token), audit.At, audit.At.Add(core.PasswordResetTTL), audit); err != nil {
+	if err := db.CreatePasswordReset(ctx, s.ID, hashToken(token), audit.At, audit.At.Add(access.PasswordResetTTL), audit); err != nil {
 		return "", err
 	}
 	return web.URL("/reset/" + token), nil
@@ -182,7 +183,7 @@ func createResetLink(ctx context.Context, db *store.DB, s core.Staff, audit core
 
 func (cn *console) resetForm(c echo.Context) error {
 	s, err := cn.DB.PasswordReset(c.Request().Context(), hashToken(c.Param("token")), cn.Clock.Now())
-	if errors.Is(err, core.ErrResetLinkInvalid) {
+	if errors.Is(err, access.ErrResetLinkInvalid) {
 		return cn.renderReset(c, http.StatusNotFound, web.ResetData{Error: "reset.invalid"})
 	}
 	if err != nil {
@@ -203,7 +204,7 @@ func (cn *console) renderReset(c echo.Context, status int, d web.ResetData) erro
 func (cn *console) resetPassword(c echo.Context) error {
 	ctx, tokenHash, now := c.Request().Context(), hashToken(c.Param("token")), cn.Clock.Now()
 	s, err := cn.DB.PasswordReset(ctx, tokenHash, now)
-	if errors.Is(err, core.ErrResetLinkInvalid) {
+	if errors.Is(err, access.ErrResetLinkInvalid) {
 		return cn.renderReset(c, http.StatusNotFound, web.ResetData{Error: "reset.invalid"})
 	}
 	if err != nil {
@@ -226,8 +227,8 @@ func (cn *console) resetPassword(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	audit := core.AuditEntry{At: now, Action: core.AuditPasswordReset, IP: c.RealIP()}
-	if _, err := cn.DB.UsePasswordReset(ctx, tokenHash, hash, now, audit); errors.Is(err, core.ErrResetLinkInvalid) {
+	audit := core.AuditEntry{At: now, Action: access.AuditPasswordReset, IP: c.RealIP()}
+	if _, err := cn.DB.UsePasswordReset(ctx, tokenHash, hash, now, audit); errors.Is(err, access.ErrResetLinkInvalid) {
 		return cn.renderReset(c, http.StatusNotFound, web.ResetData{Error: "reset.invalid"})
 	} else if err != nil {
 		return err
@@ -251,11 +252,11 @@ func StaffResetLink(ctx context.Context, db *store.DB, args []string, stdout io.
 		return fmt.Errorf("staff reset-link: %s is disabled", s.Username)
 	}
 	path, err := createResetLink(ctx, db, s, core.AuditEntry{At: time.Now().UTC(), Staff: cliActor.Staff,
-		Action: core.AuditPasswordResetLink, Target: "staff:" + s.Username})
+		Action: access.AuditPasswordResetLink, Target: "staff:" + s.Username})
 	if err != nil {
 		return fmt.Errorf("staff reset-link: %w", err)
 	}
 	_, err = fmt.Fprintf(stdout, "password link for %s (works once, for %v), on this server's address:\n  %s\n",
-		s.Username, core.PasswordResetTTL, path)
+		s.Username, access.PasswordResetTTL, path)
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 )
 
@@ -19,9 +20,9 @@ const newTestPassword = "violet kestrel umbrella"
 var resetLinkInPage = regexp.MustCompile(`value="https?://[^/"]+(/console/reset/[A-Za-z0-9_-]+)"`)
 
 // resetLinkFor has the test admin make a reset link for s and returns its path.
-func resetLinkFor(t *testing.T, env *consoleEnv, s core.Staff) string {
+func resetLinkFor(t *testing.T, env *consoleEnv, s access.Staff) string {
 	t.Helper()
-	admin := env.login(core.RoleAdmin)
+	admin := env.login(access.RoleAdmin)
 	rec := admin.post(fmt.Sprintf("/console/staff/%d/reset-link", s.ID), nil)
 	m := resetLinkInPage.FindStringSubmatch(rec.Body.String())
 	if rec.Code != http.StatusOK || m == nil {
@@ -55,9 +56,9 @@ func auditOf(t *testing.T, env *consoleEnv, action string) []core.AuditEntry {
 
 func TestChangeOwnPassword(t *testing.T) {
 	env := newConsoleEnv(t)
-	user := env.staff[core.RoleOps]
-	b, other := env.login(core.RoleOps), env.login(core.RoleOps)
-	bystander := env.login(core.RoleBoxOffice)
+	user := env.staff[access.RoleOps]
+	b, other := env.login(access.RoleOps), env.login(access.RoleOps)
+	bystander := env.login(access.RoleBoxOffice)
 	for _, tc := range []struct {
 		name   string
 		form   url.Values
@@ -79,7 +80,7 @@ func TestChangeOwnPassword(t *testing.T) {
 		"password": {newTestPassword}, "confirm": {newTestPassword}}, nil); rec.Code != http.StatusForbidden {
 		t.Errorf("without the CSRF token: status %d, want 403", rec.Code)
 	}
-	if len(auditOf(t, env, core.AuditPasswordChange)) != 0 {
+	if len(auditOf(t, env, access.AuditPasswordChange)) != 0 {
 		t.Fatal("a refused change was audited as a change")
 	}
 
@@ -101,23 +102,23 @@ func TestChangeOwnPassword(t *testing.T) {
 	if rec := env.browser().login(user.Username, newTestPassword); rec.Code != http.StatusSeeOther {
 		t.Errorf("the new password: login status %d", rec.Code)
 	}
-	if a := auditOf(t, env, core.AuditPasswordChange); len(a) != 1 || a[0].Staff != user.Username {
+	if a := auditOf(t, env, access.AuditPasswordChange); len(a) != 1 || a[0].Staff != user.Username {
 		t.Errorf("audit: %+v", a)
 	}
 }
 
 func TestPasswordResetLinkFlow(t *testing.T) {
 	env := newConsoleEnv(t)
-	clerk := env.staff[core.RoleBoxOffice]
-	clerkSession := env.login(core.RoleBoxOffice)
+	clerk := env.staff[access.RoleBoxOffice]
+	clerkSession := env.login(access.RoleBoxOffice)
 
-	for _, role := range []core.Role{core.RoleBoxOffice, core.RoleManager, core.RoleOps} {
+	for _, role := range []access.Role{access.RoleBoxOffice, access.RoleManager, access.RoleOps} {
 		if rec := env.login(role).post(fmt.Sprintf("/console/staff/%d/reset-link", clerk.ID), nil); rec.Code != http.StatusForbidden {
 			t.Errorf("%s making a reset link: status %d, want 403", role, rec.Code)
 		}
 	}
-	admin := env.login(core.RoleAdmin)
-	if rec := admin.post(fmt.Sprintf("/console/staff/%d/reset-link", env.staff[core.RoleAdmin].ID), nil); rec.Code != http.StatusConflict {
+	admin := env.login(access.RoleAdmin)
+	if rec := admin.post(fmt.Sprintf("/console/staff/%d/reset-link", env.staff[access.RoleAdmin].ID), nil); rec.Code != http.StatusConflict {
 		t.Errorf("admin resetting themselves: status %d, want 409", rec.Code)
 	}
 	first := resetLinkFor(t, env, clerk)
@@ -158,26 +159,26 @@ func TestPasswordResetLinkFlow(t *testing.T) {
 	if rec := env.browser().do("GET", link, nil, nil); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "not valid") {
 		t.Errorf("a used link: status %d, want 404", rec.Code)
 	}
-	if a := auditOf(t, env, core.AuditPasswordResetLink); len(a) != 2 || a[0].Staff != env.staff[core.RoleAdmin].Username || a[0].Target != "staff:"+clerk.Username {
+	if a := auditOf(t, env, access.AuditPasswordResetLink); len(a) != 2 || a[0].Staff != env.staff[access.RoleAdmin].Username || a[0].Target != "staff:"+clerk.Username {
 		t.Errorf("audit of the links: %+v", a)
 	}
-	if a := auditOf(t, env, core.AuditPasswordReset); len(a) != 1 || a[0].Staff != clerk.Username {
+	if a := auditOf(t, env, access.AuditPasswordReset); len(a) != 1 || a[0].Staff != clerk.Username {
 		t.Errorf("audit of the reset: %+v", a)
 	}
 }
 
 func TestChangeStaffRole(t *testing.T) {
 	env := newConsoleEnv(t)
-	clerk := env.staff[core.RoleBoxOffice]
-	clerkSession := env.login(core.RoleBoxOffice)
+	clerk := env.staff[access.RoleBoxOffice]
+	clerkSession := env.login(access.RoleBoxOffice)
 	path := fmt.Sprintf("/console/staff/%d/role", clerk.ID)
-	for _, role := range []core.Role{core.RoleBoxOffice, core.RoleManager, core.RoleOps} {
+	for _, role := range []access.Role{access.RoleBoxOffice, access.RoleManager, access.RoleOps} {
 		if rec := env.login(role).post(path, url.Values{"role": {"admin"}}); rec.Code != http.StatusForbidden {
 			t.Errorf("%s changing a role: status %d, want 403", role, rec.Code)
 		}
 	}
-	admin := env.login(core.RoleAdmin)
-	if rec := admin.post(fmt.Sprintf("/console/staff/%d/role", env.staff[core.RoleAdmin].ID), url.Values{"role": {"ops"}}); rec.Code != http.StatusConflict {
+	admin := env.login(access.RoleAdmin)
+	if rec := admin.post(fmt.Sprintf("/console/staff/%d/role", env.staff[access.RoleAdmin].ID), url.Values{"role": {"ops"}}); rec.Code != http.StatusConflict {
 		t.Errorf("admin changing their own role: status %d, want 409", rec.Code)
 	}
 	if rec := admin.post(path, url.Values{"role": {"root"}}); rec.Code != http.StatusUnprocessableEntity {
@@ -195,7 +196,7 @@ func TestChangeStaffRole(t *testing.T) {
 	if rec := clerkSession.do("GET", "/console/reconcile", nil, nil); rec.Code != http.StatusOK {
 		t.Errorf("the same session after becoming ops: status %d, want 200", rec.Code)
 	}
-	a := auditOf(t, env, core.AuditStaffRole)
+	a := auditOf(t, env, access.AuditStaffRole)
 	if len(a) != 1 || a[0].Target != "staff:"+clerk.Username || a[0].Detail["from"] != "box_office" || a[0].Detail["to"] != "ops" {
 		t.Errorf("audit: %+v", a)
 	}
@@ -205,7 +206,7 @@ func TestChangeStaffRole(t *testing.T) {
 // that works in the console, for the admin with no other admin to ask.
 func TestStaffResetLinkCommand(t *testing.T) {
 	env := newConsoleEnv(t)
-	admin := env.staff[core.RoleAdmin]
+	admin := env.staff[access.RoleAdmin]
 	for _, args := range [][]string{nil, {"a", "b"}, {"nobody"}} {
 		if err := StaffResetLink(t.Context(), env.db, args, io.Discard); err == nil {
 			t.Errorf("reset-link %q: want an error", args)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -34,7 +34,7 @@ func TestReconcilePageHidesEmptySweeps(t *testing.T) {
 	}
 	row := func(id int64) string { return fmt.Sprintf(`href="/console/reconcile/runs/%d"`, id) }
 
-	ops := env.login(core.RoleOps)
+	ops := env.login(access.RoleOps)
 	page := ops.do("GET", "/console/reconcile", nil, nil).Body.String()
 	for _, id := range []int64{full, foundSweep, failedSweep, dry} {
 		if !strings.Contains(page, row(id)) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // Refunds from the console: box office refunds up to the threshold in one
@@ -18,7 +19,7 @@ import (
 func TestConsoleRefund(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	box, ops := env.login(core.RoleBoxOffice), env.login(core.RoleOps)
+	box, ops := env.login(access.RoleBoxOffice), env.login(access.RoleOps)
 	status := func(o core.Order) core.OrderStatus {
 		t.Helper()
 		got, _, err := env.engine.Order(ctx, o.OrderNo)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -17,22 +17,22 @@ import (
 // sessions on this instance end at once, those on other instances at their
 // next keep-alive, when the session is no longer found.
 func (cn *console) sessionRoutes(g *echo.Group) {
-	own := cn.requireRole(core.ActView)
+	own := cn.requireRole(access.ActView)
 	g.GET("/sessions", cn.sessionsPage, own)
 	g.POST("/sessions/end-others", cn.endOtherSessions, own)
 	g.POST("/sessions/end-all", cn.endAllSessions, own)
-	g.POST("/staff/:id/sessions/end", cn.endStaffSessions, cn.requireRole(core.ActStaff))
+	g.POST("/staff/:id/sessions/end", cn.endStaffSessions, cn.requireRole(access.ActStaff))
 }
 
 // liveSession returns the session with tokenHash and its account while it
-// is usable: core.ErrNoSession when it is unknown, expired, its account
+// is usable: access.ErrNoSession when it is unknown, expired, its account
 // disabled, or it was unused for SessionIdle. An idle session is deleted
 // here and its streams on this instance end, as at a logout.
-func (cn *console) liveSession(ctx context.Context, tokenHash string) (core.Session, core.Staff, error) {
+func (cn *console) liveSession(ctx context.Context, tokenHash string) (access.Session, access.Staff, error) {
 	now := cn.Clock.Now()
 	sess, staff, err := cn.DB.Session(ctx, tokenHash, now)
 	if err != nil {
-		return core.Session{}, core.Staff{}, err
+		return access.Session{}, access.Staff{}, err
 	}
 	if !sess.Live(now, cn.SessionIdle) {
 		if err := cn.DB.DeleteSession(ctx, tokenHash); err != nil {
@@ -40,22 +40,22 @@ func (cn *console) liveSession(ctx context.Context, tokenHash string) (core.Sess
 			cn.Logger.WarnContext(ctx, "console: deleting an idle session", "err", err)
 		}
 		cn.streams.endSession(tokenHash)
-		return core.Session{}, core.Staff{}, core.ErrNoSession
+		return access.Session{}, access.Staff{}, access.ErrNoSession
 	}
 	return sess, staff, nil
 }
 
 // touchSession records a use of sess. Every console request reads the
 // session row anyway, so this writes only when the recorded use is a
-// minute old (core.SessionTouchEvery): a clerk clicking all day costs one
+// minute old (access.SessionTouchEvery): a clerk clicking all day costs one
 // UPDATE a minute, not one per request, and the idle rule loses at most
 // that minute of precision.
-func (cn *console) touchSession(ctx context.Context, sess core.Session) {
+func (cn *console) touchSession(ctx context.Context, sess access.Session) {
 	now := cn.Clock.Now()
 	if !sess.TouchDue(now) {
 		return
 	}
-	if err := cn.DB.TouchSession(ctx, sess.TokenHash, now, core.SessionTouchEvery); err != nil {
+	if err := cn.DB.TouchSession(ctx, sess.TokenHash, now, access.SessionTouchEvery); err != nil {
 		// Bookkeeping only: the request goes on; the next one tries again.
 		cn.Logger.WarnContext(ctx, "console: recording a session's use", "err", err)
 	}
@@ -80,7 +80,7 @@ func (cn *console) sessionsPage(c echo.Context) error {
 // endOtherSessions logs the account out everywhere but here.
 func (cn *console) endOtherSessions(c echo.Context) error {
 	s := sessionOf(c)
-	if err := cn.endSessions(c, s.staff.ID, s.session.TokenHash, core.AuditSessionsEndOthers); err != nil {
+	if err := cn.endSessions(c, s.staff.ID, s.session.TokenHash, access.AuditSessionsEndOthers); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/sessions?msg=sessions_ended"))
@@ -88,7 +88,7 @@ func (cn *console) endOtherSessions(c echo.Context) error {
 
 // endAllSessions logs the account out everywhere, here too.
 func (cn *console) endAllSessions(c echo.Context) error {
-	if err := cn.endSessions(c, sessionOf(c).staff.ID, "", core.AuditSessionsEndAll); err != nil {
+	if err := cn.endSessions(c, sessionOf(c).staff.ID, "", access.AuditSessionsEndAll); err != nil {
 		return err
 	}
 	cn.clearCookie(c, sessionCookie, web.Prefix)
@@ -106,8 +106,8 @@ func (cn *console) endStaffSessions(c echo.Context) error {
 		// says which one is this.
 		return errBadRequest
 	}
-	if err := cn.endSessions(c, id, "", core.AuditStaffSessionsEnd); err != nil {
-		return err // an unknown account is core.ErrStaffNotFound: 404
+	if err := cn.endSessions(c, id, "", access.AuditStaffSessionsEnd); err != nil {
+		return err // an unknown account is access.ErrStaffNotFound: 404
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_sessions_ended"))
 }

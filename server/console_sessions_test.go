@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 	"seatflow/web"
 )
 
 // loginFrom signs in as the account of role from address ip with browser
 // ua (sent on every step of the login).
-func (env *consoleEnv) loginFrom(role core.Role, ip, ua string) *browser {
+func (env *consoleEnv) loginFrom(role access.Role, ip, ua string) *browser {
 	env.t.Helper()
 	b := env.browser()
 	b.ip = ip
@@ -91,7 +92,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 			if tc.idle != 0 {
 				env.cn.SessionIdle = tc.idle
 			}
-			b := env.login(core.RoleBoxOffice)
+			b := env.login(access.RoleBoxOffice)
 			for _, d := range tc.steps {
 				env.clock.Advance(d)
 				if !b.loggedIn() {
@@ -114,7 +115,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 
 	t.Run("a use is written at most once a minute", func(t *testing.T) {
 		env := newConsoleEnv(t)
-		b := env.login(core.RoleBoxOffice)
+		b := env.login(access.RoleBoxOffice)
 		start := b.lastSeen()
 		env.clock.Advance(59 * time.Second)
 		b.loggedIn()
@@ -130,8 +131,8 @@ func TestSessionIdleTimeout(t *testing.T) {
 
 	t.Run("htmx request of an idle session", func(t *testing.T) {
 		env := newConsoleEnv(t)
-		b := env.login(core.RoleBoxOffice)
-		env.clock.Advance(core.DefaultSessionIdle)
+		b := env.login(access.RoleBoxOffice)
+		env.clock.Advance(access.DefaultSessionIdle)
 		rec := b.do("GET", "/console/holds", nil, http.Header{"Hx-Request": {"true"}})
 		if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("HX-Redirect"), "/console/login") {
 			t.Fatalf("status %d, HX-Redirect %q", rec.Code, rec.Header().Get("HX-Redirect"))
@@ -145,7 +146,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 func TestSessionIdleConfigured(t *testing.T) {
 	a := newTestApp(t, "SEATFLOW_SESSION_IDLE", "10m")
 	ctx := t.Context()
-	s, err := a.app.DB.CreateStaff(ctx, core.Staff{Username: "clerk", Role: core.RoleBoxOffice, CreatedAt: time.Now()}, dummyHash)
+	s, err := a.app.DB.CreateStaff(ctx, access.Staff{Username: "clerk", Role: access.RoleBoxOffice, CreatedAt: time.Now()}, dummyHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestSessionIdleConfigured(t *testing.T) {
 	}{{9 * time.Minute, http.StatusOK}, {11 * time.Minute, http.StatusSeeOther}} {
 		now := time.Now()
 		token := newToken()
-		if err := a.app.DB.CreateSession(ctx, core.Session{TokenHash: hashToken(token), StaffID: s.ID, CSRFToken: newToken(),
+		if err := a.app.DB.CreateSession(ctx, access.Session{TokenHash: hashToken(token), StaffID: s.ID, CSRFToken: newToken(),
 			CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(time.Hour), LastSeenAt: now.Add(-tc.unused)}); err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +215,7 @@ func readGrid(t *testing.T, ctx context.Context, events <-chan string) {
 func TestSeatStreamEndsWhenIdle(t *testing.T) {
 	env := newConsoleEnv(t)
 	ticks := manualKeepAlive(env)
-	viewer := env.login(core.RoleBoxOffice)
+	viewer := env.login(access.RoleBoxOffice)
 	srv := httptest.NewServer(env.e)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -222,7 +223,7 @@ func TestSeatStreamEndsWhenIdle(t *testing.T) {
 	events := openSeatStreamChan(t, ctx, srv, env, viewer)
 	readGrid(t, ctx, events)
 
-	env.clock.Advance(core.DefaultSessionIdle - time.Second)
+	env.clock.Advance(access.DefaultSessionIdle - time.Second)
 	ticks <- time.Now()
 	select {
 	case ev := <-events:
@@ -245,12 +246,12 @@ func TestSeatStreamEndsWhenIdle(t *testing.T) {
 // other accounts' sessions, nor idle ones.
 func TestSessionsPage(t *testing.T) {
 	env := newConsoleEnv(t)
-	env.loginFrom(core.RoleBoxOffice, "192.0.2.30", "IdleBrowser/1.0")
+	env.loginFrom(access.RoleBoxOffice, "192.0.2.30", "IdleBrowser/1.0")
 	env.clock.Advance(20 * time.Minute)
-	other := env.loginFrom(core.RoleBoxOffice, "192.0.2.20", "OtherBrowser/2.0")
-	env.loginFrom(core.RoleOps, "192.0.2.99", "OpsBrowser/9.9")
+	other := env.loginFrom(access.RoleBoxOffice, "192.0.2.20", "OtherBrowser/2.0")
+	env.loginFrom(access.RoleOps, "192.0.2.99", "OpsBrowser/9.9")
 	env.clock.Advance(11 * time.Minute) // idle's 30 minutes are over
-	me := env.loginFrom(core.RoleBoxOffice, "192.0.2.10", `Mozilla/5.0 "<b>x</b>"`)
+	me := env.loginFrom(access.RoleBoxOffice, "192.0.2.10", `Mozilla/5.0 "<b>x</b>"`)
 
 	rec := me.do("GET", "/console/sessions", nil, nil)
 	if rec.Code != http.StatusOK {
@@ -314,14 +315,14 @@ func TestLogOutEverywhere(t *testing.T) {
 		name, path, action, then string
 		keepsThis                bool
 	}{
-		{"everywhere else", "/console/sessions/end-others", core.AuditSessionsEndOthers, "/console/sessions?msg=sessions_ended", true},
-		{"everywhere", "/console/sessions/end-all", core.AuditSessionsEndAll, "/console/login?msg=logged_out", false},
+		{"everywhere else", "/console/sessions/end-others", access.AuditSessionsEndOthers, "/console/sessions?msg=sessions_ended", true},
+		{"everywhere", "/console/sessions/end-all", access.AuditSessionsEndAll, "/console/login?msg=logged_out", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newConsoleEnv(t)
-			me := env.login(core.RoleBoxOffice)
-			second, third := env.login(core.RoleBoxOffice), env.login(core.RoleBoxOffice)
-			colleague := env.login(core.RoleOps)
+			me := env.login(access.RoleBoxOffice)
+			second, third := env.login(access.RoleBoxOffice), env.login(access.RoleBoxOffice)
+			colleague := env.login(access.RoleOps)
 			srv := httptest.NewServer(env.e)
 			defer srv.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -367,7 +368,7 @@ func TestLogOutEverywhere(t *testing.T) {
 				ended = 3
 			}
 			e := lastAudit(t, env, tc.action)
-			if e.Staff != env.staff[core.RoleBoxOffice].Username || e.Target != "staff:"+env.staff[core.RoleBoxOffice].Username ||
+			if e.Staff != env.staff[access.RoleBoxOffice].Username || e.Target != "staff:"+env.staff[access.RoleBoxOffice].Username ||
 				e.Detail["sessions"] != float64(ended) {
 				t.Errorf("audit %+v, want %d sessions", e, ended)
 			}
@@ -407,10 +408,10 @@ func lastAudit(t *testing.T, env *consoleEnv, action string) core.AuditEntry {
 // an unknown account is 404.
 func TestAdminEndsSessions(t *testing.T) {
 	env := newConsoleEnv(t)
-	admin := env.login(core.RoleAdmin)
-	clerk := env.staff[core.RoleBoxOffice]
-	victims := []*browser{env.login(core.RoleBoxOffice), env.login(core.RoleBoxOffice)}
-	bystander := env.login(core.RoleOps)
+	admin := env.login(access.RoleAdmin)
+	clerk := env.staff[access.RoleBoxOffice]
+	victims := []*browser{env.login(access.RoleBoxOffice), env.login(access.RoleBoxOffice)}
+	bystander := env.login(access.RoleOps)
 	srv := httptest.NewServer(env.e)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -423,7 +424,7 @@ func TestAdminEndsSessions(t *testing.T) {
 	if !strings.Contains(staffPage, `action="`+path+`"`) {
 		t.Fatalf("the staff page has no end-sessions form for %s", clerk.Username)
 	}
-	if strings.Contains(staffPage, fmt.Sprintf(`action="/console/staff/%d/sessions/end"`, env.staff[core.RoleAdmin].ID)) {
+	if strings.Contains(staffPage, fmt.Sprintf(`action="/console/staff/%d/sessions/end"`, env.staff[access.RoleAdmin].ID)) {
 		t.Error("the staff page offers to end the admin's own sessions")
 	}
 	if rec := admin.post(path, nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/console/staff?msg=staff_sessions_ended" {
@@ -439,15 +440,15 @@ func TestAdminEndsSessions(t *testing.T) {
 	if !admin.loggedIn() || !bystander.loggedIn() {
 		t.Error("the admin or a bystander was logged out")
 	}
-	if e := lastAudit(t, env, core.AuditStaffSessionsEnd); e.Staff != env.staff[core.RoleAdmin].Username ||
-		e.Role != core.RoleAdmin || e.Target != "staff:"+clerk.Username || e.Detail["sessions"] != 2.0 {
+	if e := lastAudit(t, env, access.AuditStaffSessionsEnd); e.Staff != env.staff[access.RoleAdmin].Username ||
+		e.Role != access.RoleAdmin || e.Target != "staff:"+clerk.Username || e.Detail["sessions"] != 2.0 {
 		t.Errorf("audit %+v", e)
 	}
 	for _, c := range []struct {
 		path   string
 		status int
 	}{
-		{fmt.Sprintf("/console/staff/%d/sessions/end", env.staff[core.RoleAdmin].ID), http.StatusBadRequest},
+		{fmt.Sprintf("/console/staff/%d/sessions/end", env.staff[access.RoleAdmin].ID), http.StatusBadRequest},
 		{"/console/staff/99999/sessions/end", http.StatusNotFound},
 		{"/console/staff/0/sessions/end", http.StatusNotFound},
 	} {
@@ -464,9 +465,9 @@ func TestAdminEndsSessions(t *testing.T) {
 // every role may end its own.
 func TestEndSessionsForbidden(t *testing.T) {
 	env := newConsoleEnv(t)
-	admin := env.login(core.RoleAdmin)
-	path := fmt.Sprintf("/console/staff/%d/sessions/end", env.staff[core.RoleAdmin].ID)
-	for _, r := range []core.Role{core.RoleBoxOffice, core.RoleManager, core.RoleOps} {
+	admin := env.login(access.RoleAdmin)
+	path := fmt.Sprintf("/console/staff/%d/sessions/end", env.staff[access.RoleAdmin].ID)
+	for _, r := range []access.Role{access.RoleBoxOffice, access.RoleManager, access.RoleOps} {
 		b := env.login(r)
 		if rec := b.post(path, nil); rec.Code != http.StatusForbidden {
 			t.Errorf("%s ends the admin's sessions: status %d, want 403", r, rec.Code)
@@ -478,7 +479,7 @@ func TestEndSessionsForbidden(t *testing.T) {
 	if !admin.loggedIn() {
 		t.Error("a non-admin ended the admin's session")
 	}
-	if n := env.auditCount(core.AuditStaffSessionsEnd); n != 0 {
+	if n := env.auditCount(access.AuditStaffSessionsEnd); n != 0 {
 		t.Errorf("%d refused endings audited", n)
 	}
 }
@@ -488,11 +489,11 @@ func TestEndSessionsForbidden(t *testing.T) {
 // and ends nothing.
 func TestEndSessionsNeedCSRF(t *testing.T) {
 	env := newConsoleEnv(t)
-	admin := env.login(core.RoleAdmin)
-	other := env.login(core.RoleAdmin) // an admin's second session: what end-others would end
-	clerk := env.login(core.RoleBoxOffice)
+	admin := env.login(access.RoleAdmin)
+	other := env.login(access.RoleAdmin) // an admin's second session: what end-others would end
+	clerk := env.login(access.RoleBoxOffice)
 	for _, path := range []string{"/console/sessions/end-others", "/console/sessions/end-all",
-		fmt.Sprintf("/console/staff/%d/sessions/end", env.staff[core.RoleBoxOffice].ID)} {
+		fmt.Sprintf("/console/staff/%d/sessions/end", env.staff[access.RoleBoxOffice].ID)} {
 		for name, send := range map[string]func() *httptest.ResponseRecorder{
 			"no token": func() *httptest.ResponseRecorder { return admin.do("POST", path, url.Values{}, nil) },
 			"another session's": func() *httptest.ResponseRecorder {
@@ -511,7 +512,7 @@ func TestEndSessionsNeedCSRF(t *testing.T) {
 	if !admin.loggedIn() || !other.loggedIn() || !clerk.loggedIn() {
 		t.Error("a POST without the CSRF token ended a session")
 	}
-	for _, a := range []string{core.AuditSessionsEndOthers, core.AuditSessionsEndAll, core.AuditStaffSessionsEnd} {
+	for _, a := range []string{access.AuditSessionsEndOthers, access.AuditSessionsEndAll, access.AuditStaffSessionsEnd} {
 		if n := env.auditCount(a); n != 0 {
 			t.Errorf("%d %s audited", n, a)
 		}

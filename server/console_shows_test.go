@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // postMultipart sends the new-show form with a plan file (none when file
@@ -54,7 +55,7 @@ func newShowFields(source string) map[string]string {
 // plan's line) and writes nothing.
 func TestConsoleCreateShow(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleManager)
+	b := env.login(access.RoleManager)
 	showCount := func() int { return env.showCount() }
 	created := func(rec *httptest.ResponseRecorder) core.Show {
 		t.Helper()
@@ -77,7 +78,7 @@ func TestConsoleCreateShow(t *testing.T) {
 	if rec := b.do("GET", "/console/shows", nil, nil); !strings.Contains(rec.Body.String(), `id="new-show"`) {
 		t.Errorf("the shows list has no set-up link for a manager")
 	}
-	if rec := env.login(core.RoleBoxOffice).do("GET", "/console/shows", nil, nil); strings.Contains(rec.Body.String(), `id="new-show"`) {
+	if rec := env.login(access.RoleBoxOffice).do("GET", "/console/shows", nil, nil); strings.Contains(rec.Body.String(), `id="new-show"`) {
 		t.Errorf("box office sees the set-up link")
 	}
 	if rec := b.do("GET", "/console/shows/new", nil, nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `id="newshow-form"`) {
@@ -141,7 +142,7 @@ func TestConsoleCreateShow(t *testing.T) {
 			}
 		})
 	}
-	if rec := env.login(core.RoleOps).postMultipart("/console/shows", newShowFields("grid"), "", ""); rec.Code != http.StatusForbidden {
+	if rec := env.login(access.RoleOps).postMultipart("/console/shows", newShowFields("grid"), "", ""); rec.Code != http.StatusForbidden {
 		t.Errorf("ops may set up a show: %d", rec.Code)
 	}
 }
@@ -150,13 +151,13 @@ func TestConsoleCreateShow(t *testing.T) {
 // unblocks them; the public path is refused meanwhile; both are audited.
 func TestConsoleBlockSeats(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleManager)
+	b := env.login(access.RoleManager)
 	show := fmt.Sprint(env.show.ID)
 	panel := b.do("GET", "/console/shows/"+show+"/seats/A-1", nil, nil).Body.String()
 	if !strings.Contains(panel, `id="block-form"`) {
 		t.Fatalf("no block form on an available seat's panel: %s", panel)
 	}
-	if p := env.login(core.RoleBoxOffice).do("GET", "/console/shows/"+show+"/seats/A-1", nil, nil).Body.String(); strings.Contains(p, `id="block-form"`) {
+	if p := env.login(access.RoleBoxOffice).do("GET", "/console/shows/"+show+"/seats/A-1", nil, nil).Body.String(); strings.Contains(p, `id="block-form"`) {
 		t.Errorf("box office sees the block form")
 	}
 	rec := b.post("/console/shows/"+show+"/block", url.Values{"seat_ids": {"A-1, A-2 A-3"}, "reason": {"wheelchair"}})
@@ -198,7 +199,7 @@ func TestConsoleBlockSeats(t *testing.T) {
 // plan is kept, so the show is created afterwards without a second upload.
 func TestConsoleShowPreview(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleManager)
+	b := env.login(access.RoleManager)
 	showCount := func() int { return env.showCount() }
 	before := showCount()
 	preview := func(fields map[string]string, fileName, file string) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -118,7 +119,7 @@ func (cn *console) streamChanges(ctx context.Context, w *echo.Response, sess *st
 
 // ignoreNoSession turns an ended session into a quiet end of a stream.
 func ignoreNoSession(err error) error {
-	if errors.Is(err, core.ErrNoSession) {
+	if errors.Is(err, access.ErrNoSession) {
 		return nil
 	}
 	return err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 var sseConnect = regexp.MustCompile(`sse-connect="([^"]+)"`)
@@ -36,7 +37,7 @@ func TestSeatEventsSince(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newConsoleEnv(t)
-			b := env.login(core.RoleBoxOffice)
+			b := env.login(access.RoleBoxOffice)
 			env.place(4, "A-1") // a change before the page: the version is past zero
 			page := b.do("GET", fmt.Sprintf("/console/shows/%d", env.show.ID), nil, nil).Body.String()
 			m := sseConnect.FindStringSubmatch(page)

@@ -7,11 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"seatflow/core/access"
 	"strings"
 	"testing"
 	"time"
-
-	"seatflow/core"
 )
 
 // sseEvents reads a server-sent event stream into a channel, one string per
@@ -76,21 +75,21 @@ func TestSeatStreamEndsWithSession(t *testing.T) {
 			}
 		}},
 		{"account disabled", func(env *consoleEnv, viewer *browser) {
-			admin := env.login(core.RoleAdmin)
-			path := fmt.Sprintf("/console/staff/%d/disable", env.staff[core.RoleBoxOffice].ID)
+			admin := env.login(access.RoleAdmin)
+			path := fmt.Sprintf("/console/staff/%d/disable", env.staff[access.RoleBoxOffice].ID)
 			if rec := admin.do("POST", path, url.Values{"_csrf": {admin.csrf}}, nil); rec.Code != http.StatusSeeOther {
 				t.Fatalf("disable: status %d: %s", rec.Code, rec.Body)
 			}
 		}},
 		{"password changed in another session", func(env *consoleEnv, viewer *browser) {
-			other := env.login(core.RoleBoxOffice)
+			other := env.login(access.RoleBoxOffice)
 			if rec := other.post("/console/account/password", url.Values{"current": {testPassword},
 				"password": {newTestPassword}, "confirm": {newTestPassword}}); rec.Code != http.StatusSeeOther {
 				t.Fatalf("change password: status %d: %s", rec.Code, rec.Body)
 			}
 		}},
 		{"password set by a reset link", func(env *consoleEnv, viewer *browser) {
-			link := resetLinkFor(t, env, env.staff[core.RoleBoxOffice])
+			link := resetLinkFor(t, env, env.staff[access.RoleBoxOffice])
 			if rec := useResetLink(t, env.browser(), link, newTestPassword); rec.StatusCode != http.StatusSeeOther {
 				t.Fatalf("reset: status %d: %s", rec.StatusCode, rec.Status)
 			}
@@ -98,7 +97,7 @@ func TestSeatStreamEndsWithSession(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newConsoleEnv(t)
-			viewer := env.login(core.RoleBoxOffice)
+			viewer := env.login(access.RoleBoxOffice)
 			srv := httptest.NewServer(env.e)
 			defer srv.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

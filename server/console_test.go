@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 	"seatflow/web"
@@ -44,7 +45,7 @@ type consoleEnv struct {
 	e      *echo.Echo
 	cn     *console
 	show   core.Show
-	staff  map[core.Role]core.Staff
+	staff  map[access.Role]access.Staff
 }
 
 // consoleRefundApprovalCents is the console tests' two-step refund
@@ -69,7 +70,7 @@ func newConsoleEnvOn(t testing.TB, st *stacktest.Stack) *consoleEnv {
 		t.Fatal(err)
 	}
 	env := &consoleEnv{t: t, stack: st, db: st.DB, engine: engine, hub: hub,
-		clock: stacktest.NewClock(time.Now()), runner: &fakeRunner{}, staff: map[core.Role]core.Staff{}}
+		clock: stacktest.NewClock(time.Now()), runner: &fakeRunner{}, staff: map[access.Role]access.Staff{}}
 	env.show = st.NewShow(t, 3, 4)
 	env.e = echo.New()
 	env.e.HTTPErrorHandler = handleError
@@ -79,7 +80,7 @@ func newConsoleEnvOn(t testing.TB, st *stacktest.Stack) *consoleEnv {
 	}
 	env.cn = registerConsole(env.e, ConsoleDeps{Engine: engine, DB: st.DB, Hub: hub, Reconcile: env.runner,
 		Logger: slog.New(slog.DiscardHandler), Clock: env.clock, Refunds: refunds})
-	for _, r := range core.AllRoles() {
+	for _, r := range access.AllRoles() {
 		env.staff[r] = env.addStaff(string(r)+"-user", r)
 	}
 	return env
@@ -87,13 +88,13 @@ func newConsoleEnvOn(t testing.TB, st *stacktest.Stack) *consoleEnv {
 
 // addStaff creates an account with a cheap hash: bcrypt's default cost
 // would make every login in these tests take tens of milliseconds.
-func (env *consoleEnv) addStaff(name string, role core.Role) core.Staff {
+func (env *consoleEnv) addStaff(name string, role access.Role) access.Staff {
 	env.t.Helper()
 	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
 	if err != nil {
 		env.t.Fatal(err)
 	}
-	s, err := env.db.CreateStaff(context.Background(), core.Staff{Username: name, Role: role, CreatedAt: time.Now()}, string(hash))
+	s, err := env.db.CreateStaff(context.Background(), access.Staff{Username: name, Role: role, CreatedAt: time.Now()}, string(hash))
 	if err != nil {
 		env.t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func (env *consoleEnv) browser() *browser {
 }
 
 // login signs in as the account of role and returns its browser.
-func (env *consoleEnv) login(role core.Role) *browser {
+func (env *consoleEnv) login(role access.Role) *browser {
 	env.t.Helper()
 	b := env.browser()
 	if rec := b.login(env.staff[role].Username, testPassword); rec.Code != http.StatusSeeOther {
@@ -291,7 +292,7 @@ func TestConsoleRoutesByRole(t *testing.T) {
 	if err != nil || len(disc) != 1 {
 		t.Fatalf("discrepancies %v, %v", disc, err)
 	}
-	target := env.addStaff("target-user", core.RoleBoxOffice)
+	target := env.addStaff("target-user", access.RoleBoxOffice)
 	show := fmt.Sprint(env.show.ID)
 	discID := fmt.Sprint(disc[0].ID)
 	targetID := fmt.Sprint(target.ID)
@@ -303,53 +304,53 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		ok           int        // status when allowed
 	}
 	routes := []route{
-		{"GET", "/console/", core.ActView, nil, 200},
-		{"GET", "/console/holds", core.ActView, nil, 200},
-		{"GET", "/console/holds?q=SF&sort=created&page=1", core.ActView, nil, 200},
-		{"GET", "/console/orders/" + pending.OrderNo, core.ActView, nil, 200},
-		{"POST", "/console/orders/" + pending.OrderNo + "/extend", core.ActExtendHold, url.Values{"minutes": {"5"}, "reason": {"at the ATM"}}, 303},
-		{"POST", "/console/orders/" + pending.OrderNo + "/cancel", core.ActForceCancel, url.Values{"reason": {"customer at desk"}}, 200},
-		{"POST", "/console/orders/" + pending.OrderNo + "/cancel", core.ActForceCancel, url.Values{"reason": {"customer at desk"}, "confirm": {"1"}}, 303},
-		{"GET", "/console/shows", core.ActView, nil, 200},
-		{"GET", "/console/shows/" + show, core.ActView, nil, 200},
-		{"GET", "/console/shows/" + show + "/events", core.ActView, nil, 200},
-		{"GET", "/console/shows/" + show + "/seats/A-1", core.ActView, nil, 200},
-		{"GET", "/console/shows/new", core.ActShows, nil, 200},
-		{"POST", "/console/shows/" + show + "/block", core.ActShows, url.Values{"seat_ids": {"C-4"}, "reason": {"house"}}, 303},
-		{"POST", "/console/shows/" + show + "/unblock", core.ActShows, url.Values{"seat_ids": {"C-4"}}, 303},
+		{"GET", "/console/", access.ActView, nil, 200},
+		{"GET", "/console/holds", access.ActView, nil, 200},
+		{"GET", "/console/holds?q=SF&sort=created&page=1", access.ActView, nil, 200},
+		{"GET", "/console/orders/" + pending.OrderNo, access.ActView, nil, 200},
+		{"POST", "/console/orders/" + pending.OrderNo + "/extend", access.ActExtendHold, url.Values{"minutes": {"5"}, "reason": {"at the ATM"}}, 303},
+		{"POST", "/console/orders/" + pending.OrderNo + "/cancel", access.ActForceCancel, url.Values{"reason": {"customer at desk"}}, 200},
+		{"POST", "/console/orders/" + pending.OrderNo + "/cancel", access.ActForceCancel, url.Values{"reason": {"customer at desk"}, "confirm": {"1"}}, 303},
+		{"GET", "/console/shows", access.ActView, nil, 200},
+		{"GET", "/console/shows/" + show, access.ActView, nil, 200},
+		{"GET", "/console/shows/" + show + "/events", access.ActView, nil, 200},
+		{"GET", "/console/shows/" + show + "/seats/A-1", access.ActView, nil, 200},
+		{"GET", "/console/shows/new", access.ActShows, nil, 200},
+		{"POST", "/console/shows/" + show + "/block", access.ActShows, url.Values{"seat_ids": {"C-4"}, "reason": {"house"}}, 303},
+		{"POST", "/console/shows/" + show + "/unblock", access.ActShows, url.Values{"seat_ids": {"C-4"}}, 303},
 		// Past the role check, refused the same for every role: an unknown
 		// seat, a hold the force-cancel above ended, an unpaid ticket.
-		{"POST", "/console/shows/" + show + "/counter", core.ActCounterSale, url.Values{"seat_ids": {"Z-99"}}, 422},
-		{"POST", "/console/orders/" + pending.OrderNo + "/pay", core.ActCounterSale, url.Values{"tender": {"cash"}}, 409},
-		{"GET", "/console/orders/" + pending.OrderNo + "/ticket", core.ActView, nil, 409},
-		{"GET", "/console/discrepancies", core.ActDiscrepancies, nil, 200},
-		{"GET", "/console/discrepancies/" + discID, core.ActDiscrepancies, nil, 200},
-		{"POST", "/console/discrepancies/" + discID + "/take", core.ActDiscrepancies, url.Values{}, 303},
-		{"POST", "/console/discrepancies/" + discID + "/note", core.ActDiscrepancies, url.Values{"note": {"called the bank"}}, 303},
+		{"POST", "/console/shows/" + show + "/counter", access.ActCounterSale, url.Values{"seat_ids": {"Z-99"}}, 422},
+		{"POST", "/console/orders/" + pending.OrderNo + "/pay", access.ActCounterSale, url.Values{"tender": {"cash"}}, 409},
+		{"GET", "/console/orders/" + pending.OrderNo + "/ticket", access.ActView, nil, 409},
+		{"GET", "/console/discrepancies", access.ActDiscrepancies, nil, 200},
+		{"GET", "/console/discrepancies/" + discID, access.ActDiscrepancies, nil, 200},
+		{"POST", "/console/discrepancies/" + discID + "/take", access.ActDiscrepancies, url.Values{}, 303},
+		{"POST", "/console/discrepancies/" + discID + "/note", access.ActDiscrepancies, url.Values{"note": {"called the bank"}}, 303},
 		// Refused by the state machine (open → refunded skips the request):
 		// past the role check, the same for every allowed role.
-		{"POST", "/console/discrepancies/" + discID + "/move", core.ActDiscrepancies, url.Values{"to": {"refunded"}, "note": {"done"}}, 409},
-		{"GET", "/console/reconcile", core.ActReconcile, nil, 200},
-		{"POST", "/console/reconcile/run", core.ActReconcile, url.Values{}, 303},
-		{"GET", "/console/dead-letters", core.ActReconcile, nil, 200},
+		{"POST", "/console/discrepancies/" + discID + "/move", access.ActDiscrepancies, url.Values{"to": {"refunded"}, "note": {"done"}}, 409},
+		{"GET", "/console/reconcile", access.ActReconcile, nil, 200},
+		{"POST", "/console/reconcile/run", access.ActReconcile, url.Values{}, 303},
+		{"GET", "/console/dead-letters", access.ActReconcile, nil, 200},
 		// No such dead letter: past the role check, the same for every allowed role.
-		{"POST", "/console/dead-letters/999999/retry", core.ActReconcile, url.Values{}, 404},
-		{"GET", "/console/audit", core.ActAudit, nil, 200},
-		{"GET", "/console/staff", core.ActStaff, nil, 200},
-		{"POST", "/console/staff", core.ActStaff, url.Values{"username": {"new-ops"}, "password": {"tangerine vortex ladder"}, "role": {"ops"}}, 303},
-		{"POST", "/console/staff/" + targetID + "/disable", core.ActStaff, url.Values{}, 303},
-		{"POST", "/console/staff/" + targetID + "/enable", core.ActStaff, url.Values{}, 303},
-		{"POST", "/console/staff/" + targetID + "/role", core.ActStaff, url.Values{"role": {"ops"}}, 303},
-		{"POST", "/console/staff/" + targetID + "/reset-link", core.ActStaff, url.Values{}, 200},
-		{"POST", "/console/staff/" + targetID + "/2fa-reset", core.ActStaff, url.Values{}, 303},
-		{"GET", "/console/account/2fa", core.ActView, nil, 200},
-		{"POST", "/console/account/2fa", core.ActView, url.Values{"code": {"000000"}}, 422},
-		{"GET", "/console/account/password", core.ActView, nil, 200},
+		{"POST", "/console/dead-letters/999999/retry", access.ActReconcile, url.Values{}, 404},
+		{"GET", "/console/audit", access.ActAudit, nil, 200},
+		{"GET", "/console/staff", access.ActStaff, nil, 200},
+		{"POST", "/console/staff", access.ActStaff, url.Values{"username": {"new-ops"}, "password": {"tangerine vortex ladder"}, "role": {"ops"}}, 303},
+		{"POST", "/console/staff/" + targetID + "/disable", access.ActStaff, url.Values{}, 303},
+		{"POST", "/console/staff/" + targetID + "/enable", access.ActStaff, url.Values{}, 303},
+		{"POST", "/console/staff/" + targetID + "/role", access.ActStaff, url.Values{"role": {"ops"}}, 303},
+		{"POST", "/console/staff/" + targetID + "/reset-link", access.ActStaff, url.Values{}, 200},
+		{"POST", "/console/staff/" + targetID + "/2fa-reset", access.ActStaff, url.Values{}, 303},
+		{"GET", "/console/account/2fa", access.ActView, nil, 200},
+		{"POST", "/console/account/2fa", access.ActView, url.Values{"code": {"000000"}}, 422},
+		{"GET", "/console/account/password", access.ActView, nil, 200},
 		// The wrong current password: past the role check, the same for every role.
-		{"POST", "/console/account/password", core.ActView, url.Values{"current": {"wrong"}, "password": {"x"}, "confirm": {"x"}}, 422},
-		{"GET", "/console/account/zone", core.ActView, nil, 200},
-		{"POST", "/console/account/zone", core.ActView, url.Values{"time_zone": {"Asia/Tokyo"}}, 303},
-		{"POST", "/console/logout", core.ActView, url.Values{}, 303},
+		{"POST", "/console/account/password", access.ActView, url.Values{"current": {"wrong"}, "password": {"x"}, "confirm": {"x"}}, 422},
+		{"GET", "/console/account/zone", access.ActView, nil, 200},
+		{"POST", "/console/account/zone", access.ActView, url.Values{"time_zone": {"Asia/Tokyo"}}, 303},
+		{"POST", "/console/logout", access.ActView, url.Values{}, 303},
 	}
 	send := func(b *browser, r route, csrf string) *httptest.ResponseRecorder {
 		t.Helper()
@@ -381,7 +382,7 @@ func TestConsoleRoutesByRole(t *testing.T) {
 					t.Fatalf("status %d, Location %q; want 303 to the login page", rec.Code, loc)
 				}
 			})
-			for _, role := range core.AllRoles() {
+			for _, role := range access.AllRoles() {
 				t.Run(string(role), func(t *testing.T) {
 					// A session of its own per case: logout ends one.
 					b := env.login(role)
@@ -430,7 +431,7 @@ func TestConsoleRoutesByRole(t *testing.T) {
 func TestConsoleLogin(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	ops := env.staff[core.RoleOps]
+	ops := env.staff[access.RoleOps]
 
 	t.Run("wrong password", func(t *testing.T) {
 		rec := env.browser().login(ops.Username, "wrong password!")
@@ -503,7 +504,7 @@ func TestConsoleLogin(t *testing.T) {
 		}
 	})
 	t.Run("disabled account", func(t *testing.T) {
-		s := env.addStaff("soon-disabled", core.RoleBoxOffice)
+		s := env.addStaff("soon-disabled", access.RoleBoxOffice)
 		b := env.browser()
 		if rec := b.login(s.Username, testPassword); rec.Code != http.StatusSeeOther {
 			t.Fatalf("login: %d", rec.Code)
@@ -519,7 +520,7 @@ func TestConsoleLogin(t *testing.T) {
 		}
 	})
 	t.Run("session expires", func(t *testing.T) {
-		b := env.login(core.RoleBoxOffice)
+		b := env.login(access.RoleBoxOffice)
 		env.clock.Advance(sessionTTL + time.Second)
 		if rec := b.do("GET", "/console/holds", nil, nil); rec.Code != http.StatusSeeOther {
 			t.Errorf("expired session: status %d, want 303", rec.Code)
@@ -532,7 +533,7 @@ func TestConsoleLogin(t *testing.T) {
 		}
 	})
 	t.Run("logout ends the session", func(t *testing.T) {
-		b := env.login(core.RoleOps)
+		b := env.login(access.RoleOps)
 		old := *b.cookies[sessionCookie]
 		if rec := b.post("/console/logout", nil); rec.Code != http.StatusSeeOther {
 			t.Fatalf("logout: %d", rec.Code)
@@ -549,7 +550,7 @@ func TestConsoleLogin(t *testing.T) {
 
 func TestConsoleLoginRateLimit(t *testing.T) {
 	env := newConsoleEnv(t)
-	name := env.staff[core.RoleOps].Username
+	name := env.staff[access.RoleOps].Username
 	attacker := env.browser()
 	for i := 1; i <= loginTries; i++ {
 		if rec := attacker.login(name, "guess"); rec.Code != http.StatusUnauthorized {
@@ -566,7 +567,7 @@ func TestConsoleLoginRateLimit(t *testing.T) {
 		t.Errorf("another address: status %d, want a login", rec.Code)
 	}
 	sameAddress := env.browser()
-	if rec := sameAddress.login(env.staff[core.RoleAdmin].Username, testPassword); rec.Code != http.StatusSeeOther {
+	if rec := sameAddress.login(env.staff[access.RoleAdmin].Username, testPassword); rec.Code != http.StatusSeeOther {
 		t.Errorf("another username from the same address: status %d, want a login", rec.Code)
 	}
 	env.clock.Advance(loginTryWindow)
@@ -609,7 +610,7 @@ func TestSafeNext(t *testing.T) {
 func TestConsoleForceCancel(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	o := env.place(11, "B-1", "B-2")
 	path := "/console/orders/" + o.OrderNo + "/cancel"
 
@@ -681,7 +682,7 @@ func TestConsoleForceCancel(t *testing.T) {
 func TestConsolePages(t *testing.T) {
 	env := newConsoleEnv(t)
 	ctx := context.Background()
-	b := env.login(core.RoleAdmin)
+	b := env.login(access.RoleAdmin)
 	var orders []core.Order
 	for i, seat := range []string{"A-1", "A-2", "A-3", "B-1"} {
 		orders = append(orders, env.place(int64(100+i), seat))
@@ -770,7 +771,7 @@ func TestConsolePages(t *testing.T) {
 		if rec := clerk.do("GET", "/console/", nil, nil); rec.Code != http.StatusSeeOther {
 			t.Errorf("disabled clerk still in: %d", rec.Code)
 		}
-		if rec := b.post(fmt.Sprintf("/console/staff/%d/disable", env.staff[core.RoleAdmin].ID), nil); rec.Code != http.StatusBadRequest {
+		if rec := b.post(fmt.Sprintf("/console/staff/%d/disable", env.staff[access.RoleAdmin].ID), nil); rec.Code != http.StatusBadRequest {
 			t.Errorf("admin disabling themselves: %d, want 400", rec.Code)
 		}
 	})
@@ -856,7 +857,7 @@ func TestConsolePages(t *testing.T) {
 
 func TestConsoleLanguage(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleOps)
+	b := env.login(access.RoleOps)
 	zh := http.Header{"Accept-Language": {"zh-CN,zh;q=0.9,en;q=0.8"}}
 	if body := b.do("GET", "/console/holds", nil, zh).Body.String(); !strings.Contains(body, "待支付锁座") || !strings.Contains(body, `<html lang="zh-CN">`) {
 		t.Fatalf("Accept-Language zh: no Chinese page")
@@ -877,7 +878,7 @@ func TestConsoleLanguage(t *testing.T) {
 // connection: the grid first, then a button per changed seat.
 func TestSeatEventsStream(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	srv := httptest.NewServer(env.e)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -1046,7 +1047,7 @@ func TestStaffAdd(t *testing.T) {
 		t.Fatalf("output %q", out.String())
 	}
 	s, hash, err := st.DB.StaffLogin(ctx, "night-ops")
-	if err != nil || s.Role != core.RoleOps {
+	if err != nil || s.Role != access.RoleOps {
 		t.Fatalf("account %+v, %v", s, err)
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(m[1])) != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 	"seatflow/web"
 )
@@ -71,8 +72,8 @@ func (cn *console) missingSecondFactor(c echo.Context, s *staffSession) (bool, e
 // useCode accepts code for factor f at now once: a valid code of a step not
 // accepted before (with confirm, the code that confirms an offer; audit,
 // when set, is written with it).
-func (cn *console) useCode(ctx context.Context, f core.TOTP, code string, confirm bool, now time.Time, audit *core.AuditEntry) (bool, error) {
-	step, valid := core.TOTPStep(f.Secret, code, now)
+func (cn *console) useCode(ctx context.Context, f access.TOTP, code string, confirm bool, now time.Time, audit *core.AuditEntry) (bool, error) {
+	step, valid := access.TOTPStep(f.Secret, code, now)
 	if !valid {
 		return false, nil
 	}
@@ -81,7 +82,7 @@ func (cn *console) useCode(ctx context.Context, f core.TOTP, code string, confir
 
 // askForCode is the sign-in's second step: the password was right, the
 // account has a second factor. No session exists until the code is.
-func (cn *console) askForCode(c echo.Context, staff core.Staff, next string) error {
+func (cn *console) askForCode(c echo.Context, staff access.Staff, next string) error {
 	token, now := newToken(), cn.Clock.Now()
 	if err := cn.DB.CreateLoginChallenge(c.Request().Context(), hashToken(token),
 		store.LoginChallenge{StaffID: staff.ID, Next: truncate(next, 512)}, now, now.Add(loginCodeTTL)); err != nil {
@@ -104,14 +105,14 @@ func (cn *console) loginCode(c echo.Context) error {
 		return cn.renderLogin(c, http.StatusForbidden, web.LoginData{Error: "login.expired"})
 	}
 	ch, err := cn.DB.TryLoginChallenge(ctx, hashToken(token), now, loginCodeTries)
-	if errors.Is(err, core.ErrNoChallenge) {
+	if errors.Is(err, access.ErrNoChallenge) {
 		return cn.renderLogin(c, http.StatusUnauthorized, web.LoginData{Error: "login.code_expired"})
 	}
 	if err != nil {
 		return err
 	}
 	staff, err := cn.DB.StaffByID(ctx, ch.StaffID)
-	if err != nil && !errors.Is(err, core.ErrStaffNotFound) {
+	if err != nil && !errors.Is(err, access.ErrStaffNotFound) {
 		return err
 	}
 	f, ok, err := cn.DB.TOTP(ctx, ch.StaffID)
@@ -134,7 +135,7 @@ func (cn *console) loginCode(c echo.Context) error {
 	}
 	if !valid {
 		cn.accountLimiter.allow(staff.Username)
-		cn.audit(c, core.AuditEntry{Staff: staff.Username, Role: staff.Role, Action: core.AuditLoginCodeFailed})
+		cn.audit(c, core.AuditEntry{Staff: staff.Username, Role: staff.Role, Action: access.AuditLoginCodeFailed})
 		return cn.renderLoginCode(c, http.StatusUnauthorized, web.LoginCodeData{Challenge: token, Error: "login.code_wrong"})
 	}
 	if err := cn.DB.DeleteLoginChallenge(ctx, hashToken(token)); err != nil {
@@ -162,7 +163,7 @@ func (cn *console) renderSecondFactor(c echo.Context, status int, errKey string)
 	case ok && now.Sub(f.CreatedAt) < offerReuse:
 		d.Secret = f.Secret
 	default:
-		if d.Secret, err = core.NewTOTPSecret(s.staff.Username); err != nil {
+		if d.Secret, err = access.NewTOTPSecret(s.staff.Username); err != nil {
 			return err
 		}
 		if err := cn.DB.OfferTOTP(ctx, s.staff.ID, d.Secret, now); err != nil {
@@ -170,7 +171,7 @@ func (cn *console) renderSecondFactor(c echo.Context, status int, errKey string)
 		}
 	}
 	if d.Secret != "" {
-		if d.QR, err = web.QRCode(core.TOTPURL(d.Secret, s.staff.Username)); err != nil {
+		if d.QR, err = web.QRCode(access.TOTPURL(d.Secret, s.staff.Username)); err != nil {
 			return err
 		}
 	}
@@ -187,7 +188,7 @@ func (cn *console) confirmSecondFactor(c echo.Context) error {
 	if !ok || f.Confirmed() {
 		return c.Redirect(http.StatusSeeOther, web.URL("/account/2fa"))
 	}
-	audit := staffAction(c).Entry(now, core.AuditTOTPEnable, "staff:"+s.staff.Username, nil)
+	audit := staffAction(c).Entry(now, access.AuditTOTPEnable, "staff:"+s.staff.Username, nil)
 	valid, err := cn.useCode(ctx, f, c.FormValue("code"), true, now, &audit)
 	if err != nil {
 		return err
@@ -228,7 +229,7 @@ func (cn *console) disableSecondFactor(c echo.Context) error {
 		cn.accountLimiter.allow(s.staff.Username) // a wrong code counts like a wrong password
 		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_disable")
 	}
-	if _, err := cn.DB.DeleteTOTP(ctx, s.staff.ID, staffAction(c).Entry(now, core.AuditTOTPDisable, "staff:"+s.staff.Username, nil)); err != nil {
+	if _, err := cn.DB.DeleteTOTP(ctx, s.staff.ID, staffAction(c).Entry(now, access.AuditTOTPDisable, "staff:"+s.staff.Username, nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=totp_disabled"))
@@ -240,7 +241,7 @@ func (cn *console) resetSecondFactor(c echo.Context) error {
 		return err
 	}
 	if _, err := cn.DB.DeleteTOTP(c.Request().Context(), target.ID,
-		staffAction(c).Entry(cn.Clock.Now(), core.AuditTOTPReset, "staff:"+target.Username, nil)); err != nil {
+		staffAction(c).Entry(cn.Clock.Now(), access.AuditTOTPReset, "staff:"+target.Username, nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
@@ -257,7 +258,7 @@ func StaffResetSecondFactor(ctx context.Context, db *store.DB, args []string, st
 		return fmt.Errorf("staff reset-2fa: %w", err)
 	}
 	had, err := db.DeleteTOTP(ctx, s.ID, core.AuditEntry{At: time.Now().UTC(), Staff: cliActor.Staff,
-		Action: core.AuditTOTPReset, Target: "staff:" + s.Username})
+		Action: access.AuditTOTPReset, Target: "staff:" + s.Username})
 	if err != nil {
 		return fmt.Errorf("staff reset-2fa: %w", err)
 	}

@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"seatflow/core/access"
 	"strings"
 	"testing"
 	"time"
-
-	"seatflow/core"
 )
 
 var (
@@ -33,7 +32,7 @@ func enrollSecondFactor(t *testing.T, env *consoleEnv, b *browser) string {
 
 func totpCode(t *testing.T, secret string, at time.Time) string {
 	t.Helper()
-	code, err := core.TOTPCode(secret, at)
+	code, err := access.TOTPCode(secret, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +53,8 @@ func loginPassword(t *testing.T, b *browser, username string) *http.Response {
 
 func TestSecondFactorEnrollAndSignIn(t *testing.T) {
 	env := newConsoleEnv(t)
-	ops := env.staff[core.RoleOps]
-	b := env.login(core.RoleOps)
+	ops := env.staff[access.RoleOps]
+	b := env.login(access.RoleOps)
 
 	first := totpSecretInPage.FindStringSubmatch(b.do("GET", "/console/account/2fa", nil, nil).Body.String())
 	again := totpSecretInPage.FindStringSubmatch(b.do("GET", "/console/account/2fa", nil, nil).Body.String())
@@ -70,7 +69,7 @@ func TestSecondFactorEnrollAndSignIn(t *testing.T) {
 		t.Fatalf("login before the factor is confirmed: status %d", res.StatusCode)
 	}
 	secret := enrollSecondFactor(t, env, b)
-	if a := auditOf(t, env, core.AuditTOTPEnable); len(a) != 1 || a[0].Staff != ops.Username {
+	if a := auditOf(t, env, access.AuditTOTPEnable); len(a) != 1 || a[0].Staff != ops.Username {
 		t.Errorf("audit: %+v", a)
 	}
 
@@ -101,7 +100,7 @@ func TestSecondFactorEnrollAndSignIn(t *testing.T) {
 	if rec := visitor.do("GET", "/console/", nil, nil); rec.Code != http.StatusOK {
 		t.Errorf("after the code: status %d, want signed in", rec.Code)
 	}
-	if a := auditOf(t, env, core.AuditLoginCodeFailed); len(a) != 1 {
+	if a := auditOf(t, env, access.AuditLoginCodeFailed); len(a) != 1 {
 		t.Errorf("%d failed-code audit lines, want 1", len(a))
 	}
 
@@ -131,8 +130,8 @@ func TestSecondFactorEnrollAndSignIn(t *testing.T) {
 
 func TestSecondFactorDisableAndAdminReset(t *testing.T) {
 	env := newConsoleEnv(t)
-	ops := env.staff[core.RoleOps]
-	b := env.login(core.RoleOps)
+	ops := env.staff[access.RoleOps]
+	b := env.login(access.RoleOps)
 	secret := enrollSecondFactor(t, env, b)
 	env.clock.Advance(30 * time.Second)
 	for _, form := range []url.Values{
@@ -152,7 +151,7 @@ func TestSecondFactorDisableAndAdminReset(t *testing.T) {
 	}
 
 	enrollSecondFactor(t, env, b)
-	admin := env.login(core.RoleAdmin)
+	admin := env.login(access.RoleAdmin)
 	if page := admin.do("GET", "/console/staff", nil, nil).Body.String(); !strings.Contains(page, "2fa-reset") {
 		t.Error("the staff page offers no reset for an account with a factor")
 	}
@@ -162,7 +161,7 @@ func TestSecondFactorDisableAndAdminReset(t *testing.T) {
 	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("login after an admin reset: status %d, want the password alone", res.StatusCode)
 	}
-	if a := auditOf(t, env, core.AuditTOTPReset); len(a) != 1 || a[0].Target != "staff:"+ops.Username {
+	if a := auditOf(t, env, access.AuditTOTPReset); len(a) != 1 || a[0].Target != "staff:"+ops.Username {
 		t.Errorf("audit of the reset: %+v", a)
 	}
 }
@@ -171,8 +170,8 @@ func TestSecondFactorDisableAndAdminReset(t *testing.T) {
 // no factor to set one up before anything else, and keeps it on.
 func TestRequireSecondFactor(t *testing.T) {
 	env := newConsoleEnv(t)
-	env.cn.SecondFactor = core.SecondFactorAdmins
-	admin, clerk := env.login(core.RoleAdmin), env.login(core.RoleBoxOffice)
+	env.cn.SecondFactor = access.SecondFactorAdmins
+	admin, clerk := env.login(access.RoleAdmin), env.login(access.RoleBoxOffice)
 	for _, path := range []string{"/console/", "/console/staff", "/console/audit"} {
 		if rec := admin.do("GET", path, nil, nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/console/account/2fa" {
 			t.Errorf("admin without a factor, GET %s: %d to %q", path, rec.Code, rec.Header().Get("Location"))
@@ -207,8 +206,8 @@ func TestRequireSecondFactor(t *testing.T) {
 // step is refused.
 func TestWrongCodesCountAsFailedLogins(t *testing.T) {
 	env := newConsoleEnv(t)
-	ops := env.staff[core.RoleOps]
-	enrollSecondFactor(t, env, env.login(core.RoleOps))
+	ops := env.staff[access.RoleOps]
+	enrollSecondFactor(t, env, env.login(access.RoleOps))
 	for wrong := 0; wrong < loginUserTries; {
 		b := env.browser()
 		m := challengeInPage.FindStringSubmatch(loginPassword(t, b, ops.Username).Header.Get("X-Test-Body"))

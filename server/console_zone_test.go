@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 	"seatflow/web"
@@ -24,9 +25,9 @@ func TestConsoleTimeZone(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		env := newConsoleEnvOn(t, st)
 		ctx := context.Background()
-		ann := env.staff[core.RoleBoxOffice]
-		b := env.login(core.RoleBoxOffice)
-		other := env.login(core.RoleOps)
+		ann := env.staff[access.RoleBoxOffice]
+		b := env.login(access.RoleBoxOffice)
+		other := env.login(access.RoleOps)
 		stored := func(id int64) string {
 			t.Helper()
 			s, err := env.db.StaffByID(ctx, id)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 )
 
@@ -57,7 +58,7 @@ func SetUpDemo(ctx context.Context, db *store.DB) (Demo, error) {
 	if len(staff) > 0 {
 		return d, nil
 	}
-	for _, role := range core.AllRoles() { // one account per role, named after it
+	for _, role := range access.AllRoles() { // one account per role, named after it
 		password := newToken()[:20]
 		if _, err := createStaff(ctx, db, string(role), password, string(role), time.Now().UTC()); err != nil {
 			return d, fmt.Errorf("demo: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/web"
 )
 
@@ -136,29 +136,29 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	}
 	show := fmt.Sprint(tall)
 	pages := []a11yPage{
-		{"dashboard", "/", core.ActView, "#stat-pending"},
-		{"holds", "/holds", core.ActView, "#holds"},
-		{"orders", "/orders", core.ActView, "#orders"},
-		{"order-pending", "/orders/" + pending, core.ActView, "#timeline"},
-		{"order-paid", "/orders/" + paidNo, core.ActView, "#timeline"},
-		{"ticket", "/orders/" + paidNo + "/ticket", core.ActView, "#ticket"},
-		{"shows", "/shows", core.ActView, "#shows"},
-		{"show-new", "/shows/new", core.ActShows, "main form"},
-		{"seat-map", "/shows/" + show, core.ActView, "#seat-grid"},
-		{"discrepancies", "/discrepancies", core.ActDiscrepancies, "#discrepancies"},
-		{"discrepancy-case", fmt.Sprintf("/discrepancies/%d", caseID), core.ActDiscrepancies, "#case-history"},
-		{"reconcile", "/reconcile", core.ActReconcile, "#runs"},
-		{"reconcile-run", fmt.Sprintf("/reconcile/runs/%d", runID), core.ActReconcile, "main h1"},
-		{"dead-letters", "/dead-letters", core.ActReconcile, "#dead-letters"},
-		{"audit", "/audit", core.ActAudit, "#audit"},
-		{"staff", "/staff", core.ActStaff, "#staff"},
-		{"apikeys", "/apikeys", core.ActStaff, "#apikeys"},
-		{"password", "/account/password", core.ActView, "main form"},
-		{"two-step", "/account/2fa", core.ActView, "main h1"},
-		{"sessions", "/sessions", core.ActView, "#sessions"},
-		{"time-zone", "/account/zone", core.ActView, "main form"},
-		{"forbidden", "/staff", "!" + core.ActStaff, "main h1"},
-		{"not-found", "/orders/NO-SUCH-ORDER", core.ActView, "main h1"},
+		{"dashboard", "/", access.ActView, "#stat-pending"},
+		{"holds", "/holds", access.ActView, "#holds"},
+		{"orders", "/orders", access.ActView, "#orders"},
+		{"order-pending", "/orders/" + pending, access.ActView, "#timeline"},
+		{"order-paid", "/orders/" + paidNo, access.ActView, "#timeline"},
+		{"ticket", "/orders/" + paidNo + "/ticket", access.ActView, "#ticket"},
+		{"shows", "/shows", access.ActView, "#shows"},
+		{"show-new", "/shows/new", access.ActShows, "main form"},
+		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},
+		{"discrepancies", "/discrepancies", access.ActDiscrepancies, "#discrepancies"},
+		{"discrepancy-case", fmt.Sprintf("/discrepancies/%d", caseID), access.ActDiscrepancies, "#case-history"},
+		{"reconcile", "/reconcile", access.ActReconcile, "#runs"},
+		{"reconcile-run", fmt.Sprintf("/reconcile/runs/%d", runID), access.ActReconcile, "main h1"},
+		{"dead-letters", "/dead-letters", access.ActReconcile, "#dead-letters"},
+		{"audit", "/audit", access.ActAudit, "#audit"},
+		{"staff", "/staff", access.ActStaff, "#staff"},
+		{"apikeys", "/apikeys", access.ActStaff, "#apikeys"},
+		{"password", "/account/password", access.ActView, "main form"},
+		{"two-step", "/account/2fa", access.ActView, "main h1"},
+		{"sessions", "/sessions", access.ActView, "#sessions"},
+		{"time-zone", "/account/zone", access.ActView, "main form"},
+		{"forbidden", "/staff", "!" + access.ActStaff, "main h1"},
+		{"not-found", "/orders/NO-SUCH-ORDER", access.ActView, "main h1"},
 	}
 
 	shot := map[string]bool{} // screenshots taken, one per page, language and width
@@ -210,7 +210,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 
 	// The most privileged role first: its header is the fullest, so its
 	// screenshots show the worst case.
-	roles := slices.Clone(core.AllRoles())
+	roles := slices.Clone(access.AllRoles())
 	slices.Reverse(roles)
 	for _, role := range roles {
 		b := bb.tab(string(role), role)
@@ -232,7 +232,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 					t.Fatalf("%s as %s: page in %q, want %q", p.name, role, got, lang)
 				}
 				name := p.name
-				if name == "dashboard" && !role.Can(core.ActReconcile) {
+				if name == "dashboard" && !role.Can(access.ActReconcile) {
 					name = "dashboard-box-office" // a view of its own (web.Page.BoxOfficeView)
 				}
 				check(b, name, string(lang), a11yWidths...)
@@ -279,7 +279,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	}
 	// Without script the menu button stays hidden, the menu shows and the
 	// tables scroll inside themselves: still nothing wider than the phone.
-	b := bb.tab("no script", core.RoleAdmin)
+	b := bb.tab("no script", access.RoleAdmin)
 	if _, err := chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
 		t.Fatalf("turn script off: %v", err)
 	}
@@ -334,7 +334,7 @@ const headerCheck = `((oneLine, maxHeight) => {
 // With SEATFLOW_SCREENSHOTS set each is saved (header-<lang>-<width>.png).
 func TestHeaderNavInBrowser(t *testing.T) {
 	bb := startBoxOfficeBrowser(t)
-	admin := bb.tab("admin", core.RoleAdmin)
+	admin := bb.tab("admin", access.RoleAdmin)
 	for _, lang := range []web.Lang{web.LangEN, web.LangZH} {
 		admin.do("dashboard in "+string(lang), chromedp.Navigate(bb.url+web.LangURL(lang, web.URL("/"))), chromedp.WaitVisible(chromedp.ID("stat-pending")))
 		for _, w := range []a11yWidth{{"901", 901, 700}, {"1024", 1024, 768}, {"1280", 1280, 800}} {

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // boxOfficeBrowser is a whole app (NewApp) on a real listener, one staff
@@ -32,7 +33,7 @@ type boxOfficeBrowser struct {
 	a       *testApp
 	url     string
 	srv     *httptest.Server
-	staff   map[core.Role]string
+	staff   map[access.Role]string
 	browser context.Context
 	dir     string
 }
@@ -43,13 +44,13 @@ func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
 	t.Helper()
 	path := chromium(t)
 	a := newTestApp(t, override...)
-	staff := map[core.Role]string{}
+	staff := map[access.Role]string{}
 	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, role := range core.AllRoles() {
-		s, err := a.app.DB.CreateStaff(t.Context(), core.Staff{Username: "bo-" + strings.ReplaceAll(string(role), "_", "-"),
+	for _, role := range access.AllRoles() {
+		s, err := a.app.DB.CreateStaff(t.Context(), access.Staff{Username: "bo-" + strings.ReplaceAll(string(role), "_", "-"),
 			Role: role, CreatedAt: time.Now()}, string(hash))
 		if err != nil {
 			t.Fatal(err)
@@ -73,7 +74,7 @@ func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
 
 // tab opens a tab in a browser context of its own (its own cookies) and
 // logs in as the account of role.
-func (bb *boxOfficeBrowser) tab(name string, role core.Role) tab {
+func (bb *boxOfficeBrowser) tab(name string, role access.Role) tab {
 	bb.t.Helper()
 	ctx, cancel := chromedp.NewContext(bb.browser, chromedp.WithNewBrowserContext())
 	bb.t.Cleanup(cancel)
@@ -152,7 +153,7 @@ func TestSeatMap20000InBrowser(t *testing.T) {
 	const rows, perRow = 100, 200
 	bb := startBoxOfficeBrowser(t)
 	showID := bb.createGridShow("Arena 20k", rows, perRow)
-	ops := bb.tab("seat map", core.RoleOps)
+	ops := bb.tab("seat map", access.RoleOps)
 	if _, err := chromedp.Call(ops.ctx, page.AddScriptToEvaluateOnNewDocument,
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: gridTimingScript}); err != nil {
 		t.Fatalf("timing script: %v", err)
@@ -354,7 +355,7 @@ func TestOrdersPageInBrowser(t *testing.T) {
 		all[no] = true
 	}
 
-	clerk := bb.tab("orders", core.RoleBoxOffice)
+	clerk := bb.tab("orders", access.RoleBoxOffice)
 	clerk.do("the orders page", chromedp.Navigate(bb.url+"/console/orders"), chromedp.WaitVisible(chromedp.ID("orders")))
 	seen := map[string]bool{}
 	first := orderRows(clerk)
@@ -439,8 +440,8 @@ func TestRefundsInBrowser(t *testing.T) {
 	bb.payOrder(small)
 	large, _ := bb.placeOn(show, 82, core.Customer{Name: "Grace"}, "A-1", "A-2")
 	bb.payOrder(large)
-	ops := bb.tab("ops", core.RoleOps)
-	clerk := bb.tab("box office", core.RoleBoxOffice)
+	ops := bb.tab("ops", access.RoleOps)
+	clerk := bb.tab("box office", access.RoleBoxOffice)
 
 	refund := func(b tab, orderNo, reason string) {
 		t.Helper()

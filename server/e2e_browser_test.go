@@ -8,14 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"seatflow/core/access"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/crypto/bcrypt"
-
-	"seatflow/core"
 )
 
 // chromium finds Debian's Chromium. Without it the browser tests skip on a
@@ -116,13 +115,13 @@ func (b tab) screenshot(name string) {
 func TestConsoleInBrowser(t *testing.T) {
 	path := chromium(t)
 	a := newTestApp(t)
-	staff := map[core.Role]string{}
-	for _, role := range []core.Role{core.RoleOps, core.RoleBoxOffice} {
+	staff := map[access.Role]string{}
+	for _, role := range []access.Role{access.RoleOps, access.RoleBoxOffice} {
 		hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := a.app.DB.CreateStaff(t.Context(), core.Staff{Username: "e2e-" + strings.ReplaceAll(string(role), "_", "-"),
+		s, err := a.app.DB.CreateStaff(t.Context(), access.Staff{Username: "e2e-" + strings.ReplaceAll(string(role), "_", "-"),
 			Role: role, CreatedAt: time.Now()}, string(hash))
 		if err != nil {
 			t.Fatal(err)
@@ -175,7 +174,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	desk := newTab("desk")
 	desk.do("login page", chromedp.Navigate(srv.URL+"/console/login"), chromedp.WaitVisible(chromedp.ID("username")))
 	desk.screenshot("01-login")
-	login(desk, staff[core.RoleOps])
+	login(desk, staff[access.RoleOps])
 
 	hold := a.place(41, "A-1", "A-2")["order_no"].(string)
 	toPay := a.place(42, "B-3")
@@ -266,7 +265,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Box office, in a browser context of its own (its own cookies).
 	box := newTab("box office", chromedp.WithNewBrowserContext())
-	login(box, staff[core.RoleBoxOffice])
+	login(box, staff[access.RoleBoxOffice])
 	resp, err := chromedp.Run(box.ctx, chromedp.NavigateResponse(srv.URL+"/console/reconcile"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/makiuchi-d/gozxing/qrcode"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // TestCounterSaleInBrowser sells three seats at the counter in Chromium:
@@ -35,7 +36,7 @@ func TestCounterSaleInBrowser(t *testing.T) {
 		t.Fatalf("public order of the blocked seat: %d %s, want 409 seat_unavailable", rec.Code, rec.Body)
 	}
 
-	clerk := bb.tab("clerk", core.RoleBoxOffice)
+	clerk := bb.tab("clerk", access.RoleBoxOffice)
 	clerk.do("open the seat map",
 		chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, show)),
 		chromedp.WaitVisible(chromedp.ID("counter-form")))
@@ -99,7 +100,7 @@ func TestCounterSaleInBrowser(t *testing.T) {
 	}
 	pays, err := bb.a.app.DB.OrderPayments(t.Context(), no)
 	if err != nil || len(pays) != 1 || pays[0].Method != core.PaymentMethodCounter || pays[0].Tender != core.TenderCash ||
-		pays[0].Actor != "staff:"+bb.staff[core.RoleBoxOffice] || o.Status != core.StatusPaid || o.UserID != core.BoxOfficeUserID {
+		pays[0].Actor != "staff:"+bb.staff[access.RoleBoxOffice] || o.Status != core.StatusPaid || o.UserID != core.BoxOfficeUserID {
 		t.Fatalf("order %+v, payments %+v %v", o, pays, err)
 	}
 	states := bb.a.seatStates()
@@ -163,7 +164,7 @@ func TestCounterSaleInBrowser(t *testing.T) {
 // it in the sale, as the help says.
 func TestCounterHelpInBrowser(t *testing.T) {
 	bb := startBoxOfficeBrowser(t)
-	clerk := bb.tab("clerk", core.RoleBoxOffice)
+	clerk := bb.tab("clerk", access.RoleBoxOffice)
 	// help answers which help paragraphs show, and what of the form is
 	// wider than the screen.
 	const help = `(() => {

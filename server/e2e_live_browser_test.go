@@ -5,14 +5,13 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"seatflow/core/access"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"seatflow/core"
 )
 
 // watchFor makes the tab note the time (Date.now(), the machine's clock)
@@ -52,7 +51,7 @@ func TestLivePagesInBrowser(t *testing.T) {
 	toPayNo := toPay["order_no"].(string)
 	stays := a.place(62, "C-2")["order_no"].(string)
 
-	seats := bb.tab("seat map", core.RoleOps)
+	seats := bb.tab("seat map", access.RoleOps)
 	seats.do("open C-1's panel",
 		chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, a.show.ID)),
 		chromedp.WaitVisible(chromedp.ID("seat-grid")),
@@ -65,10 +64,10 @@ func TestLivePagesInBrowser(t *testing.T) {
 	seats.waitJS("a locked seat with a countdown and force-cancel",
 		`!!(document.querySelector('#seat-panel .seat-state.locked') && document.querySelector('#seat-panel .countdown') && document.querySelector('#seat-panel #cancel-form'))`)
 
-	holds := bb.tab("holds", core.RoleBoxOffice)
+	holds := bb.tab("holds", access.RoleBoxOffice)
 	holds.do("open the holds", chromedp.Navigate(bb.url+"/console/holds"), chromedp.WaitVisible(chromedp.ID("hold-"+toPayNo)))
 
-	order := bb.tab("order", core.RoleManager)
+	order := bb.tab("order", access.RoleManager)
 	order.do("open the order in Chinese",
 		chromedp.Navigate(bb.url+"/console/orders/"+toPayNo),
 		chromedp.WaitVisible(chromedp.ID("order-status")),
@@ -76,7 +75,7 @@ func TestLivePagesInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`html[lang="zh-CN"] #order-status.status-pending`)),
 	)
 
-	dash := bb.tab("dashboard", core.RoleBoxOffice)
+	dash := bb.tab("dashboard", access.RoleBoxOffice)
 	dash.do("open the dashboard", chromedp.Navigate(bb.url+"/console/"), chromedp.WaitVisible(chromedp.ID("seats-left")))
 	left := func() string { return dash.text(fmt.Sprintf("#left-%d .left", a.show.ID)) }
 	heldLeft := left()

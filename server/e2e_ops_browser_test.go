@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 )
 
@@ -25,13 +26,13 @@ func TestOpsInBrowser(t *testing.T) {
 	path := chromium(t)
 	a := newTestApp(t)
 	ctx := t.Context()
-	staff := map[core.Role]string{}
-	for _, role := range []core.Role{core.RoleOps, core.RoleBoxOffice} {
+	staff := map[access.Role]string{}
+	for _, role := range []access.Role{access.RoleOps, access.RoleBoxOffice} {
 		hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := a.app.DB.CreateStaff(ctx, core.Staff{Username: "ops-e2e-" + strings.ReplaceAll(string(role), "_", "-"),
+		s, err := a.app.DB.CreateStaff(ctx, access.Staff{Username: "ops-e2e-" + strings.ReplaceAll(string(role), "_", "-"),
 			Role: role, CreatedAt: time.Now()}, string(hash))
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func TestOpsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	box := newTab("box office", staff[core.RoleBoxOffice])
+	box := newTab("box office", staff[access.RoleBoxOffice])
 	hold := a.place(51, "A-1")["order_no"].(string)
 	box.do("extend a hold",
 		chromedp.Navigate(srv.URL+"/console/orders/"+hold),
@@ -128,7 +129,7 @@ func TestOpsInBrowser(t *testing.T) {
 	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-late","amount_cents":%v}`, lateNo, late["amount_cents"])); rec.Code != 200 {
 		t.Fatalf("late payment: %d %s", rec.Code, rec.Body)
 	}
-	ops := newTab("ops", staff[core.RoleOps])
+	ops := newTab("ops", staff[access.RoleOps])
 	ops.do("the queue", chromedp.Navigate(srv.URL+"/console/discrepancies"), chromedp.WaitVisible(chromedp.ID("discrepancies")))
 	if q := ops.text("#discrepancies"); !strings.Contains(q, lateNo) {
 		t.Errorf("queue lacks %s: %q", lateNo, q)

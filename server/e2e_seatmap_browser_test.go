@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // openSeatMap loads a show's seat map in b and waits for its stream, so no
@@ -44,7 +45,7 @@ func TestSeatMapKeyboardInBrowser(t *testing.T) {
 	bb := startBoxOfficeBrowser(t)
 	show := bb.a.show.ID // 3×4: A-1 … C-4
 	no, _ := bb.placeOn(show, 71, core.Customer{}, "B-2")
-	ops := bb.tab("ops", core.RoleOps)
+	ops := bb.tab("ops", access.RoleOps)
 	openSeatMap(ops, bb.url, show)
 
 	presses := 0
@@ -138,7 +139,7 @@ func TestSeatMapFirstSeatInBrowser(t *testing.T) {
 	if len(shows) < 4 {
 		t.Fatalf("%d shows in the catalogue, want the test show and three more", len(shows))
 	}
-	clerk := bb.tab("clerk", core.RoleBoxOffice)
+	clerk := bb.tab("clerk", access.RoleBoxOffice)
 	for _, vp := range []struct {
 		name   string
 		w, h   int64
@@ -224,7 +225,7 @@ func TestSeatMapToolsInBrowser(t *testing.T) {
 	held, _ := bb.placeOn(show, 72, core.Customer{}, "A-2", "A-3")
 	sold, _ := bb.placeOn(show, 73, core.Customer{}, "C-1")
 	bb.payOrder(sold)
-	ops := bb.tab("ops", core.RoleOps)
+	ops := bb.tab("ops", access.RoleOps)
 	openSeatMap(ops, bb.url, show)
 	viewportShot(ops, "seatmap-tools-01-states")
 
@@ -374,7 +375,7 @@ func TestSeatPanelCloseInBrowser(t *testing.T) {
 	bb := startBoxOfficeBrowser(t)
 	tall := bb.createGridShow("Tall hall", 30, 10) // taller than the phone's screen
 	bb.placeOn(tall, 81, core.Customer{}, "A-1")
-	ops := bb.tab("ops", core.RoleOps)
+	ops := bb.tab("ops", access.RoleOps)
 	ops.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
 	openSeatMap(ops, bb.url, tall)
 

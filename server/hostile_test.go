@@ -24,6 +24,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/store"
 )
 
@@ -403,7 +404,7 @@ func TestNoSecretInLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.app.DB.CreateStaff(t.Context(), core.Staff{Username: "ops", Role: core.RoleOps, CreatedAt: time.Now()}, string(hash)); err != nil {
+	if _, err := h.app.DB.CreateStaff(t.Context(), access.Staff{Username: "ops", Role: access.RoleOps, CreatedAt: time.Now()}, string(hash)); err != nil {
 		t.Fatal(err)
 	}
 	secrets := map[string]string{"API token": testToken, "payment secret": testSecret, "staff password": staffPassword}
@@ -490,14 +491,14 @@ func TestNoSecretInLogs(t *testing.T) {
 // consoleLogin signs in to h's console as a new account of role with
 // browser ua over a real connection, and returns the client and the
 // session's CSRF token.
-func (h *hostileApp) consoleLogin(username string, role core.Role, ua string) (*http.Client, string) {
+func (h *hostileApp) consoleLogin(username string, role access.Role, ua string) (*http.Client, string) {
 	h.t.Helper()
 	const password = "hostile-password-0123"
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.app.DB.CreateStaff(h.t.Context(), core.Staff{Username: username, Role: role, CreatedAt: time.Now()}, string(hash)); err != nil {
+	if _, err := h.app.DB.CreateStaff(h.t.Context(), access.Staff{Username: username, Role: role, CreatedAt: time.Now()}, string(hash)); err != nil {
 		h.t.Fatal(err)
 	}
 	jar, _ := cookiejar.New(nil)
@@ -534,7 +535,7 @@ func (h *hostileApp) consoleLogin(username string, role core.Role, ua string) (*
 // session, and a hostile User-Agent is shown as text on the sessions page.
 func TestHostileConsoleSessionRoutes(t *testing.T) {
 	h := newHostileApp(t, nil)
-	admin, csrf := h.consoleLogin("hostile-admin", core.RoleAdmin, "HostileTest/1.0")
+	admin, csrf := h.consoleLogin("hostile-admin", access.RoleAdmin, "HostileTest/1.0")
 	type tc struct {
 		name, method, path string
 		form               url.Values
@@ -614,7 +615,7 @@ func TestHostileConsoleSessionRoutes(t *testing.T) {
 			}
 			return -1
 		}, in.name)
-		client, _ := h.consoleLogin(name, core.RoleBoxOffice, in.value)
+		client, _ := h.consoleLogin(name, access.RoleBoxOffice, in.value)
 		resp, err := client.Get(h.base + "/console/sessions")
 		if err != nil {
 			t.Fatal(err)
@@ -720,7 +721,7 @@ func FuzzVerifySignature(f *testing.F) {
 // page that reflects nothing raw, and change nothing.
 func TestHostileConsoleAccountRoutes(t *testing.T) {
 	h := newHostileApp(t, nil)
-	admin, csrf := h.consoleLogin("hostile-admin", core.RoleAdmin, "HostileTest/1.0")
+	admin, csrf := h.consoleLogin("hostile-admin", access.RoleAdmin, "HostileTest/1.0")
 	anon := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	type tc struct {
 		name, method, path string

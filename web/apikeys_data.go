@@ -1,10 +1,10 @@
 package web
 
-import "seatflow/core"
+import "seatflow/core/access"
 
 // APIKeysData is the API keys page.
 type APIKeysData struct {
-	Keys []core.APIKey
+	Keys []access.APIKey
 	// NewKey is the secret of the key just added: shown on this response
 	// only, never stored.
 	NewKey string

@@ -1,10 +1,9 @@
 package web
 
 import (
+	"seatflow/core/access"
 	"strconv"
 	"time"
-
-	"seatflow/core"
 )
 
 // Expiry-lag thresholds of the ops dashboard. A timeout message ends a hold
@@ -30,7 +29,7 @@ const (
 // OpsView says whether the dashboard is the ops one (the stack's health,
 // expiry, discrepancies, dead letters): for those who may run reconcile,
 // ops and admin.
-func (p Page) OpsView() bool { return p.Can(core.ActReconcile) }
+func (p Page) OpsView() bool { return p.Can(access.ActReconcile) }
 
 // BoxOfficeView says whether the dashboard is the box office's (holds
 // about to expire, seats left): everyone else, box office and manager.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // DashboardData is the dashboard's numbers. Box office and manager
@@ -662,10 +663,10 @@ func AuditTargetURL(target string) string {
 
 // StaffData is the staff accounts page.
 type StaffData struct {
-	Accounts []core.Staff
+	Accounts []access.Staff
 	// The add form, when it was sent and refused.
 	Username  string
-	Role      core.Role
+	Role      access.Role
 	FormError string // catalog key
 	// A password link just made, shown this once.
 	ResetLink, ResetFor string

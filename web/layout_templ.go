@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // Layout is the frame of every console page. Scripts come from /static only
@@ -325,31 +325,31 @@ func Layout(p Page) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if p.Can(core.ActDiscrepancies) {
+			if p.Can(access.ActDiscrepancies) {
 				templ_7745c5c3_Err = navLink(p, NavDiscrepancies, "/discrepancies", "nav.discrepancies").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			if p.Can(core.ActReconcile) {
+			if p.Can(access.ActReconcile) {
 				templ_7745c5c3_Err = navLink(p, NavReconcile, "/reconcile", "nav.reconcile").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			if p.Can(core.ActReconcile) {
+			if p.Can(access.ActReconcile) {
 				templ_7745c5c3_Err = navLink(p, NavDeadLetters, "/dead-letters", "nav.dead_letters").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			if p.Can(core.ActAudit) {
+			if p.Can(access.ActAudit) {
 				templ_7745c5c3_Err = navLink(p, NavAudit, "/audit", "nav.audit").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			if p.Can(core.ActStaff) {
+			if p.Can(access.ActStaff) {
 				templ_7745c5c3_Err = navLink(p, NavStaff, "/staff", "nav.staff").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -5,20 +5,19 @@ package web
 
 import (
 	"fmt"
+	"seatflow/core/access"
 	"strconv"
 	"strings"
 	"time"
-
-	"seatflow/core"
 )
 
 // Page is what every console page needs besides its own data.
 type Page struct {
 	Lang   Lang
-	Title  string     // catalog key of the page title
-	Nav    string     // which navigation entry is current
-	Staff  core.Staff // zero when nobody is logged in
-	CSRF   string     // the session's CSRF token ("" when logged out)
+	Title  string       // catalog key of the page title
+	Nav    string       // which navigation entry is current
+	Staff  access.Staff // zero when nobody is logged in
+	CSRF   string       // the session's CSRF token ("" when logged out)
 	Now    time.Time
 	Loc    *time.Location // times are shown in this zone
 	Notice string         // catalog key of a message shown on top, or ""

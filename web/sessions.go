@@ -1,11 +1,11 @@
 package web
 
-import "seatflow/core"
+import "seatflow/core/access"
 
 // SessionsData is the sessions page: the signed-in account's live
 // sessions, the most recently used first.
 type SessionsData struct {
-	Sessions []core.Session
+	Sessions []access.Session
 	// Current is the token hash of the session viewing the page; it is
 	// compared, never shown.
 	Current string

@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"seatflow/core"
+	"seatflow/core/access"
 )
 
 func StaffPage(p Page, d StaffData) templ.Component {
@@ -435,7 +435,7 @@ func StaffPage(p Page, d StaffData) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					for _, r := range core.AllRoles() {
+					for _, r := range access.AllRoles() {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<option value=\"")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
@@ -675,9 +675,9 @@ func StaffPage(p Page, d StaffData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var42 string
-			templ_7745c5c3_Var42, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strconv.Itoa(core.MinPasswordLen)).Resolve(ctx)
+			templ_7745c5c3_Var42, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strconv.Itoa(access.MinPasswordLen)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/staff.templ`, Line: 101, Col: 116}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/staff.templ`, Line: 101, Col: 118}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var42)
 			if templ_7745c5c3_Err != nil {
@@ -700,7 +700,7 @@ func StaffPage(p Page, d StaffData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, r := range core.AllRoles() {
+			for _, r := range access.AllRoles() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<option value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -769,7 +769,7 @@ func StaffPage(p Page, d StaffData) templ.Component {
 	})
 }
 
-func toggleVerb(s core.Staff) string {
+func toggleVerb(s access.Staff) string {
 	if s.Disabled {
 		return "enable"
 	}

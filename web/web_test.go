@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // TestCatalogCoversTemplates finds every literal catalog key the views use
@@ -54,7 +55,7 @@ func TestCatalogComplete(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, r := range core.AllRoles() {
+	for _, r := range access.AllRoles() {
 		want = append(want, "role."+string(r))
 	}
 	for _, s := range []core.OrderStatus{core.StatusPending, core.StatusPaid, core.StatusCancelled} {
@@ -78,12 +79,12 @@ func TestCatalogComplete(t *testing.T) {
 	}
 	for _, a := range []string{core.AuditLogin, core.AuditLoginFailed, core.AuditLogout, core.AuditForceCancel,
 		core.AuditResolveDiscrepancy, core.AuditReconcileRun, core.AuditStaffAdd, core.AuditStaffDisable, core.AuditStaffEnable,
-		core.AuditPasswordChange, core.AuditPasswordResetLink, core.AuditPasswordReset, core.AuditStaffRole, core.AuditArchiveDelete,
-		core.AuditTOTPEnable, core.AuditTOTPDisable, core.AuditTOTPReset, core.AuditLoginCodeFailed,
-		core.AuditSessionsEndOthers, core.AuditSessionsEndAll, core.AuditStaffSessionsEnd} {
+		access.AuditPasswordChange, access.AuditPasswordResetLink, access.AuditPasswordReset, access.AuditStaffRole, core.AuditArchiveDelete,
+		access.AuditTOTPEnable, access.AuditTOTPDisable, access.AuditTOTPReset, access.AuditLoginCodeFailed,
+		access.AuditSessionsEndOthers, access.AuditSessionsEndAll, access.AuditStaffSessionsEnd} {
 		want = append(want, "audit.action."+a)
 	}
-	want = append(want, "staff."+toggleVerb(core.Staff{}), "staff."+toggleVerb(core.Staff{Disabled: true}))
+	want = append(want, "staff."+toggleVerb(access.Staff{}), "staff."+toggleVerb(access.Staff{Disabled: true}))
 	for _, s := range []int{400, 403, 404, 429, 500} {
 		want = append(want, errorKey(s)+".title", errorKey(s)+".text")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 func TestZoneShown(t *testing.T) {
@@ -45,7 +46,7 @@ func TestZoneShown(t *testing.T) {
 // the page's language; the audit log shows the server's zone as words.
 func TestZonePage(t *testing.T) {
 	for lang, want := range map[Lang]string{LangEN: `"Mars/Base" is not a time zone name`, LangZH: "“Mars/Base”不是有效的时区名称"} {
-		p := Page{Lang: lang, Now: time.Now(), Staff: core.Staff{ID: 1, Username: "ann", Role: core.RoleBoxOffice}}
+		p := Page{Lang: lang, Now: time.Now(), Staff: access.Staff{ID: 1, Username: "ann", Role: access.RoleBoxOffice}}
 		var buf bytes.Buffer
 		if err := ZonePage(p, ZoneData{Zone: "Mars/Base", Error: "zone.err_invalid"}).Render(context.Background(), &buf); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 type apiKeyRow struct {
@@ -26,11 +27,11 @@ type apiKeyRow struct {
 	RevokedAt  int64  `db:"revoked_at"`
 }
 
-func (r apiKeyRow) key() core.APIKey {
-	k := core.APIKey{ID: r.ID, Name: r.Name, Prefix: r.Prefix, CreatedBy: r.CreatedBy, CreatedAt: fromMS(r.CreatedAt)}
+func (r apiKeyRow) key() access.APIKey {
+	k := access.APIKey{ID: r.ID, Name: r.Name, Prefix: r.Prefix, CreatedBy: r.CreatedBy, CreatedAt: fromMS(r.CreatedAt)}
 	for _, s := range strings.Split(r.Scopes, ",") {
 		if s != "" {
-			k.Scopes = append(k.Scopes, core.Scope(s))
+			k.Scopes = append(k.Scopes, access.Scope(s))
 		}
 	}
 	if r.LastUsedAt != 0 {
@@ -46,10 +47,10 @@ const apiKeyCols = `id, name, prefix, key_hash, scopes, created_by, created_at, 
 
 // CreateAPIKey stores a key by its hash and writes audit in the same
 // transaction, so no key exists without its audit line.
-func (db *DB) CreateAPIKey(ctx context.Context, k core.APIKey, keyHash string, audit core.AuditEntry) (core.APIKey, error) {
+func (db *DB) CreateAPIKey(ctx context.Context, k access.APIKey, keyHash string, audit core.AuditEntry) (access.APIKey, error) {
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		res, err := x.ExecContext(ctx, `INSERT INTO api_key (name, prefix, key_hash, scopes, created_by, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, k.Name, k.Prefix, keyHash, core.JoinScopes(k.Scopes), k.CreatedBy, ms(k.CreatedAt))
+			VALUES (?, ?, ?, ?, ?, ?)`, k.Name, k.Prefix, keyHash, access.JoinScopes(k.Scopes), k.CreatedBy, ms(k.CreatedAt))
 		if err != nil {
 			return dbErr(err, "create API key %q", k.Name)
 		}
@@ -60,38 +61,38 @@ func (db *DB) CreateAPIKey(ctx context.Context, k core.APIKey, keyHash string, a
 		return addAudit(ctx, x, audit)
 	})
 	if err != nil {
-		return core.APIKey{}, err
+		return access.APIKey{}, err
 	}
 	return k, nil
 }
 
 // APIKeyByHash returns the key whose hash is keyHash, revoked ones
-// included (the caller refuses them), or core.ErrAPIKeyNotFound.
-func (db *DB) APIKeyByHash(ctx context.Context, keyHash string) (core.APIKey, error) {
+// included (the caller refuses them), or access.ErrAPIKeyNotFound.
+func (db *DB) APIKeyByHash(ctx context.Context, keyHash string) (access.APIKey, error) {
 	var r apiKeyRow
 	err := db.r.GetContext(ctx, &r, `SELECT `+apiKeyCols+` FROM api_key WHERE key_hash = ?`, keyHash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return core.APIKey{}, core.ErrAPIKeyNotFound
+		return access.APIKey{}, access.ErrAPIKeyNotFound
 	}
 	if err != nil {
-		return core.APIKey{}, dbErr(err, "API key")
+		return access.APIKey{}, dbErr(err, "API key")
 	}
 	// The index lookup is not constant-time; this compare is, so nothing
 	// about a near-miss hash leaks through timing (belt and braces: the
 	// caller only controls the hash's preimage).
 	if subtle.ConstantTimeCompare([]byte(r.KeyHash), []byte(keyHash)) != 1 {
-		return core.APIKey{}, core.ErrAPIKeyNotFound
+		return access.APIKey{}, access.ErrAPIKeyNotFound
 	}
 	return r.key(), nil
 }
 
 // APIKeys returns every key, newest first.
-func (db *DB) APIKeys(ctx context.Context) ([]core.APIKey, error) {
+func (db *DB) APIKeys(ctx context.Context) ([]access.APIKey, error) {
 	var rs []apiKeyRow
 	if err := db.r.SelectContext(ctx, &rs, `SELECT `+apiKeyCols+` FROM api_key ORDER BY id DESC`); err != nil {
 		return nil, dbErr(err, "API keys")
 	}
-	out := make([]core.APIKey, len(rs))
+	out := make([]access.APIKey, len(rs))
 	for i, r := range rs {
 		out[i] = r.key()
 	}
@@ -99,8 +100,8 @@ func (db *DB) APIKeys(ctx context.Context) ([]core.APIKey, error) {
 }
 
 // RevokeAPIKey revokes key id at time at (again: no change) and writes
-// audit in the same transaction; an unknown id is core.ErrAPIKeyNotFound.
-func (db *DB) RevokeAPIKey(ctx context.Context, id int64, at time.Time, audit core.AuditEntry) (core.APIKey, error) {
+// audit in the same transaction; an unknown id is access.ErrAPIKeyNotFound.
+func (db *DB) RevokeAPIKey(ctx context.Context, id int64, at time.Time, audit core.AuditEntry) (access.APIKey, error) {
 	var r apiKeyRow
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		if _, err := x.ExecContext(ctx, `UPDATE api_key SET revoked_at = ? WHERE id = ? AND revoked_at = 0`, ms(at), id); err != nil {
@@ -108,7 +109,7 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id int64, at time.Time, audit co
 		}
 		err := x.GetContext(ctx, &r, `SELECT `+apiKeyCols+` FROM api_key WHERE id = ?`, id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return core.ErrAPIKeyNotFound
+			return access.ErrAPIKeyNotFound
 		}
 		if err != nil {
 			return dbErr(err, "revoke API key %d", id)
@@ -117,7 +118,7 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id int64, at time.Time, audit co
 		return addAudit(ctx, x, audit)
 	})
 	if err != nil {
-		return core.APIKey{}, err
+		return access.APIKey{}, err
 	}
 	return r.key(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // archiveFixture stores audit rows and payments on both sides of before:
@@ -24,7 +25,7 @@ func archiveFixture(t *testing.T, db *DB, before time.Time) (oldAudit int) {
 	oldAudit = archivePage + 37
 	for i := range oldAudit {
 		if err := db.AddAudit(ctx, core.AuditEntry{At: before.Add(-time.Duration(oldAudit-i) * time.Second), Staff: "ann",
-			Role: core.RoleOps, Action: "test", Target: fmt.Sprint(i), Detail: map[string]any{"n": i, "text": "é\"\n"}}); err != nil {
+			Role: access.RoleOps, Action: "test", Target: fmt.Sprint(i), Detail: map[string]any{"n": i, "text": "é\"\n"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

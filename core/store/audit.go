@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // AddAudit appends one line to the audit log.
@@ -90,7 +91,7 @@ func (db *DB) AuditLog(ctx context.Context, q AuditQuery) ([]core.AuditEntry, er
 	}
 	out := make([]core.AuditEntry, len(rs))
 	for i, r := range rs {
-		e := core.AuditEntry{ID: r.ID, At: fromMS(r.At), Staff: r.Staff, Role: core.Role(r.Role),
+		e := core.AuditEntry{ID: r.ID, At: fromMS(r.At), Staff: r.Staff, Role: access.Role(r.Role),
 			Action: r.Action, Target: r.Target, IP: r.IP}
 		if err := json.Unmarshal([]byte(r.Detail), &e.Detail); err != nil {
 			return nil, fmt.Errorf("store: audit log entry %d: detail: %w", r.ID, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // Passwords and roles of console accounts. Each change and its audit line
@@ -40,7 +41,7 @@ func setPassword(ctx context.Context, x *sqlx.Tx, staffID int64, hash, keepSessi
 	if found, err := oneRow(res, "set password"); err != nil {
 		return err
 	} else if !found {
-		return fmt.Errorf("staff %d: %w", staffID, core.ErrStaffNotFound)
+		return fmt.Errorf("staff %d: %w", staffID, access.ErrStaffNotFound)
 	}
 	return deleteAccountSessions(ctx, x, staffID, keepSession)
 }
@@ -55,13 +56,13 @@ func deleteAccountSessions(ctx context.Context, x *sqlx.Tx, staffID int64, keep 
 // SetStaffRole changes an account's role and returns the account before
 // the change. Sessions carry no role (each request reads the account), so
 // the new role holds from the account's next request.
-func (db *DB) SetStaffRole(ctx context.Context, staffID int64, role core.Role, audit core.AuditEntry) (core.Staff, error) {
-	var before core.Staff
+func (db *DB) SetStaffRole(ctx context.Context, staffID int64, role access.Role, audit core.AuditEntry) (access.Staff, error) {
+	var before access.Staff
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		var r staffRow
 		err := x.GetContext(ctx, &r, `SELECT `+staffCols+` FROM staff WHERE id = ?`+db.dialect.forUpdate(), staffID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("staff %d: %w", staffID, core.ErrStaffNotFound)
+			return fmt.Errorf("staff %d: %w", staffID, access.ErrStaffNotFound)
 		}
 		if err != nil {
 			return err
@@ -75,7 +76,7 @@ func (db *DB) SetStaffRole(ctx context.Context, staffID int64, role core.Role, a
 		return addAudit(ctx, x, audit)
 	})
 	if err != nil {
-		return core.Staff{}, dbErr(err, "set role of staff %d", staffID)
+		return access.Staff{}, dbErr(err, "set role of staff %d", staffID)
 	}
 	return before, nil
 }
@@ -100,21 +101,21 @@ func (db *DB) CreatePasswordReset(ctx context.Context, staffID int64, tokenHash 
 }
 
 // PasswordReset returns the account a live reset link is for, or
-// core.ErrResetLinkInvalid.
-func (db *DB) PasswordReset(ctx context.Context, tokenHash string, now time.Time) (core.Staff, error) {
+// access.ErrResetLinkInvalid.
+func (db *DB) PasswordReset(ctx context.Context, tokenHash string, now time.Time) (access.Staff, error) {
 	return passwordReset(ctx, db.r, tokenHash, now, "")
 }
 
-func passwordReset(ctx context.Context, q sqlx.QueryerContext, tokenHash string, now time.Time, lock string) (core.Staff, error) {
+func passwordReset(ctx context.Context, q sqlx.QueryerContext, tokenHash string, now time.Time, lock string) (access.Staff, error) {
 	var r staffRow
 	err := sqlx.GetContext(ctx, q, &r, `SELECT st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled, st.time_zone
  FROM password_reset p JOIN staff st ON st.id = p.staff_id
  WHERE p.token_hash = ? AND p.used_at = 0 AND p.expires_at > ? AND st.disabled = 0`+lock, tokenHash, ms(now))
 	if errors.Is(err, sql.ErrNoRows) {
-		return core.Staff{}, core.ErrResetLinkInvalid
+		return access.Staff{}, access.ErrResetLinkInvalid
 	}
 	if err != nil {
-		return core.Staff{}, dbErr(err, "password reset")
+		return access.Staff{}, dbErr(err, "password reset")
 	}
 	return r.staff(), nil
 }
@@ -122,8 +123,8 @@ func passwordReset(ctx context.Context, q sqlx.QueryerContext, tokenHash string,
 // UsePasswordReset sets the password of a live link's account, marks the
 // link used and ends every session of the account, in one transaction: of
 // two uses of one link, exactly one wins.
-func (db *DB) UsePasswordReset(ctx context.Context, tokenHash, hash string, now time.Time, audit core.AuditEntry) (core.Staff, error) {
-	var s core.Staff
+func (db *DB) UsePasswordReset(ctx context.Context, tokenHash, hash string, now time.Time, audit core.AuditEntry) (access.Staff, error) {
+	var s access.Staff
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		var err error
 		if s, err = passwordReset(ctx, x, tokenHash, now, db.dialect.forUpdate()); err != nil {
@@ -136,7 +137,7 @@ func (db *DB) UsePasswordReset(ctx context.Context, tokenHash, hash string, now 
 		if won, err := oneRow(res, "use password reset"); err != nil {
 			return err
 		} else if !won {
-			return core.ErrResetLinkInvalid
+			return access.ErrResetLinkInvalid
 		}
 		if err := setPassword(ctx, x, s.ID, hash, ""); err != nil {
 			return err
@@ -145,7 +146,7 @@ func (db *DB) UsePasswordReset(ctx context.Context, tokenHash, hash string, now 
 		return addAudit(ctx, x, audit)
 	})
 	if err != nil {
-		return core.Staff{}, dbErr(err, "use password reset")
+		return access.Staff{}, dbErr(err, "use password reset")
 	}
 	return s, nil
 }

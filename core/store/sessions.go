@@ -10,10 +10,11 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
-func (r sessionRow) session() core.Session {
-	return core.Session{TokenHash: r.TokenHash, StaffID: r.ID, CSRFToken: r.CSRFToken,
+func (r sessionRow) session() access.Session {
+	return access.Session{TokenHash: r.TokenHash, StaffID: r.ID, CSRFToken: r.CSRFToken,
 		CreatedAt: fromMS(r.CreatedAt), ExpiresAt: fromMS(r.ExpiresAt), LastSeenAt: fromMS(r.LastSeenAt),
 		IP: r.IP, UserAgent: r.UserAgent}
 }
@@ -31,9 +32,9 @@ func (db *DB) TouchSession(ctx context.Context, tokenHash string, at time.Time, 
 }
 
 // StaffSessions returns the account's sessions not expired at now, the
-// most recently used first. Idle ones are included: core.Session.Live
+// most recently used first. Idle ones are included: access.Session.Live
 // tells them apart.
-func (db *DB) StaffSessions(ctx context.Context, staffID int64, now time.Time) ([]core.Session, error) {
+func (db *DB) StaffSessions(ctx context.Context, staffID int64, now time.Time) ([]access.Session, error) {
 	var rs []sessionRow
 	err := db.r.SelectContext(ctx, &rs, `
 		SELECT s.token_hash, s.csrf_token, s.created_at AS session_created_at, s.expires_at, s.last_seen_at, s.ip, s.user_agent,
@@ -44,7 +45,7 @@ func (db *DB) StaffSessions(ctx context.Context, staffID int64, now time.Time) (
 	if err != nil {
 		return nil, dbErr(err, "sessions of staff %d", staffID)
 	}
-	out := make([]core.Session, len(rs))
+	out := make([]access.Session, len(rs))
 	for i, r := range rs {
 		out[i] = r.session()
 	}
@@ -55,7 +56,7 @@ func (db *DB) StaffSessions(ctx context.Context, staffID int64, now time.Time) (
 // token hash is keep ("" keeps none), and writes audit in the same
 // transaction, its target the account and its detail how many sessions
 // ended. It returns the token hashes it ended, so the caller can close
-// their event streams; an unknown account is core.ErrStaffNotFound.
+// their event streams; an unknown account is access.ErrStaffNotFound.
 func (db *DB) EndSessions(ctx context.Context, staffID int64, keep string, audit core.AuditEntry) ([]string, error) {
 	var ended []string
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
@@ -63,7 +64,7 @@ func (db *DB) EndSessions(ctx context.Context, staffID int64, keep string, audit
 		var username string
 		err := x.GetContext(ctx, &username, `SELECT username FROM staff WHERE id = ?`, staffID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("staff %d: %w", staffID, core.ErrStaffNotFound)
+			return fmt.Errorf("staff %d: %w", staffID, access.ErrStaffNotFound)
 		}
 		if err != nil {
 			return dbErr(err, "end sessions of staff %d", staffID)

@@ -11,6 +11,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/testenv"
 	"seatflow/migrations"
 )
@@ -73,15 +74,15 @@ func TestMigrateSessionLastSeen(t *testing.T) {
 func TestSessionLastUse(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		ann, err := db.CreateStaff(ctx, core.Staff{Username: "ann", Role: core.RoleOps, CreatedAt: t0}, "h")
+		ann, err := db.CreateStaff(ctx, access.Staff{Username: "ann", Role: access.RoleOps, CreatedAt: t0}, "h")
 		if err != nil {
 			t.Fatal(err)
 		}
-		bob, err := db.CreateStaff(ctx, core.Staff{Username: "bob", Role: core.RoleOps, CreatedAt: t0}, "h")
+		bob, err := db.CreateStaff(ctx, access.Staff{Username: "bob", Role: access.RoleOps, CreatedAt: t0}, "h")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []core.Session{
+		for _, s := range []access.Session{
 			{TokenHash: "a1", StaffID: ann.ID, CSRFToken: "c", CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour), IP: "192.0.2.1", UserAgent: "Firefox"},
 			{TokenHash: "a2", StaffID: ann.ID, CSRFToken: "c", CreatedAt: t0.Add(time.Second), ExpiresAt: t0.Add(12 * time.Hour)},
 			{TokenHash: "a-old", StaffID: ann.ID, CSRFToken: "c", CreatedAt: t0.Add(-12 * time.Hour), ExpiresAt: t0.Add(time.Minute)},
@@ -112,7 +113,7 @@ func TestSessionLastUse(t *testing.T) {
 			{"again within the minute", t0.Add(90 * time.Second), t0.Add(time.Minute)},
 			{"twenty minutes on", t0.Add(21 * time.Minute), t0.Add(21 * time.Minute)},
 		} {
-			if err := db.TouchSession(ctx, "a1", step.at, core.SessionTouchEvery); err != nil {
+			if err := db.TouchSession(ctx, "a1", step.at, access.SessionTouchEvery); err != nil {
 				t.Fatal(err)
 			}
 			if got := lastSeen("a1"); !got.Equal(step.want) {
@@ -125,7 +126,7 @@ func TestSessionLastUse(t *testing.T) {
 
 		// A browser's user agent that is not UTF-8 is kept readable, not
 		// refused (MariaDB's utf8mb4 would refuse it, failing the login).
-		if err := db.CreateSession(ctx, core.Session{TokenHash: "a-bad-ua", StaffID: ann.ID, CSRFToken: "c", CreatedAt: t0,
+		if err := db.CreateSession(ctx, access.Session{TokenHash: "a-bad-ua", StaffID: ann.ID, CSRFToken: "c", CreatedAt: t0,
 			ExpiresAt: t0.Add(time.Minute), UserAgent: "Agent\xff\xfe/1"}); err != nil {
 			t.Fatalf("user agent with bytes that are not UTF-8: %v", err)
 		}
@@ -160,11 +161,11 @@ func TestSessionLastUse(t *testing.T) {
 func TestEndSessions(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		ann, err := db.CreateStaff(ctx, core.Staff{Username: "ann", Role: core.RoleOps, CreatedAt: t0}, "h")
+		ann, err := db.CreateStaff(ctx, access.Staff{Username: "ann", Role: access.RoleOps, CreatedAt: t0}, "h")
 		if err != nil {
 			t.Fatal(err)
 		}
-		bob, err := db.CreateStaff(ctx, core.Staff{Username: "bob", Role: core.RoleAdmin, CreatedAt: t0}, "h")
+		bob, err := db.CreateStaff(ctx, access.Staff{Username: "bob", Role: access.RoleAdmin, CreatedAt: t0}, "h")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +174,7 @@ func TestEndSessions(t *testing.T) {
 			if h[0] == 'b' {
 				id = bob.ID
 			}
-			if err := db.CreateSession(ctx, core.Session{TokenHash: h, StaffID: id, CSRFToken: "c", CreatedAt: t0,
+			if err := db.CreateSession(ctx, access.Session{TokenHash: h, StaffID: id, CSRFToken: "c", CreatedAt: t0,
 				ExpiresAt: t0.Add(time.Hour)}); err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +192,7 @@ func TestEndSessions(t *testing.T) {
 			slices.Sort(out)
 			return out
 		}
-		by := core.AuditEntry{At: t0, Staff: "ann", Role: core.RoleOps, IP: "192.0.2.1"}
+		by := core.AuditEntry{At: t0, Staff: "ann", Role: access.RoleOps, IP: "192.0.2.1"}
 		for _, step := range []struct {
 			name        string
 			staff       int64
@@ -199,9 +200,9 @@ func TestEndSessions(t *testing.T) {
 			action      string
 			ended, left []string
 		}{
-			{"others", ann.ID, "a2", core.AuditSessionsEndOthers, []string{"a1", "a3"}, []string{"a2"}},
-			{"others again: none left to end", ann.ID, "a2", core.AuditSessionsEndOthers, nil, []string{"a2"}},
-			{"all", ann.ID, "", core.AuditSessionsEndAll, []string{"a2"}, nil},
+			{"others", ann.ID, "a2", access.AuditSessionsEndOthers, []string{"a1", "a3"}, []string{"a2"}},
+			{"others again: none left to end", ann.ID, "a2", access.AuditSessionsEndOthers, nil, []string{"a2"}},
+			{"all", ann.ID, "", access.AuditSessionsEndAll, []string{"a2"}, nil},
 		} {
 			a := by
 			a.Action = step.action
@@ -227,7 +228,7 @@ func TestEndSessions(t *testing.T) {
 		}
 
 		audits := count(t, db, `SELECT COUNT(*) FROM audit_log`)
-		if _, err := db.EndSessions(ctx, bob.ID+100, "", by); !errors.Is(err, core.ErrStaffNotFound) {
+		if _, err := db.EndSessions(ctx, bob.ID+100, "", by); !errors.Is(err, access.ErrStaffNotFound) {
 			t.Errorf("unknown account: %v", err)
 		}
 		if n := count(t, db, `SELECT COUNT(*) FROM audit_log`); n != audits {

@@ -5,12 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"seatflow/core/access"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-
-	"seatflow/core"
 )
 
 type staffRow struct {
@@ -23,53 +22,53 @@ type staffRow struct {
 	TimeZone     string `db:"time_zone"`
 }
 
-func (r staffRow) staff() core.Staff {
-	return core.Staff{ID: r.ID, Username: r.Username, Role: core.Role(r.Role),
+func (r staffRow) staff() access.Staff {
+	return access.Staff{ID: r.ID, Username: r.Username, Role: access.Role(r.Role),
 		CreatedAt: fromMS(r.CreatedAt), Disabled: r.Disabled, TimeZone: r.TimeZone}
 }
 
 const staffCols = `id, username, password_hash, role, created_at, disabled, time_zone`
 
 // CreateStaff adds an account with an already hashed password; a taken
-// username is core.ErrStaffExists.
-func (db *DB) CreateStaff(ctx context.Context, s core.Staff, passwordHash string) (core.Staff, error) {
+// username is access.ErrStaffExists.
+func (db *DB) CreateStaff(ctx context.Context, s access.Staff, passwordHash string) (access.Staff, error) {
 	res, err := db.w.ExecContext(ctx,
 		`INSERT INTO staff (username, password_hash, role, created_at, disabled) VALUES (?, ?, ?, ?, ?)`,
 		s.Username, passwordHash, string(s.Role), ms(s.CreatedAt), s.Disabled)
 	if isDuplicate(err) {
-		return core.Staff{}, fmt.Errorf("staff %q: %w", s.Username, core.ErrStaffExists)
+		return access.Staff{}, fmt.Errorf("staff %q: %w", s.Username, access.ErrStaffExists)
 	}
 	if err != nil {
-		return core.Staff{}, dbErr(err, "create staff %q", s.Username)
+		return access.Staff{}, dbErr(err, "create staff %q", s.Username)
 	}
 	if s.ID, err = res.LastInsertId(); err != nil {
-		return core.Staff{}, dbErr(err, "create staff %q: id", s.Username)
+		return access.Staff{}, dbErr(err, "create staff %q: id", s.Username)
 	}
 	return s, nil
 }
 
 // StaffLogin returns the account and its password hash for the login check,
 // disabled accounts included (the caller refuses them), or
-// core.ErrStaffNotFound.
-func (db *DB) StaffLogin(ctx context.Context, username string) (core.Staff, string, error) {
+// access.ErrStaffNotFound.
+func (db *DB) StaffLogin(ctx context.Context, username string) (access.Staff, string, error) {
 	var r staffRow
 	err := db.r.GetContext(ctx, &r, `SELECT `+staffCols+` FROM staff WHERE username = ?`, username)
 	if errors.Is(err, sql.ErrNoRows) {
-		return core.Staff{}, "", fmt.Errorf("staff %q: %w", username, core.ErrStaffNotFound)
+		return access.Staff{}, "", fmt.Errorf("staff %q: %w", username, access.ErrStaffNotFound)
 	}
 	if err != nil {
-		return core.Staff{}, "", dbErr(err, "staff %q", username)
+		return access.Staff{}, "", dbErr(err, "staff %q", username)
 	}
 	return r.staff(), r.PasswordHash, nil
 }
 
 // StaffList returns every account, by username.
-func (db *DB) StaffList(ctx context.Context) ([]core.Staff, error) {
+func (db *DB) StaffList(ctx context.Context) ([]access.Staff, error) {
 	var rs []staffRow
 	if err := db.r.SelectContext(ctx, &rs, `SELECT `+staffCols+` FROM staff ORDER BY username`); err != nil {
 		return nil, dbErr(err, "staff list")
 	}
-	out := make([]core.Staff, len(rs))
+	out := make([]access.Staff, len(rs))
 	for i, r := range rs {
 		out[i] = r.staff()
 	}
@@ -79,8 +78,8 @@ func (db *DB) StaffList(ctx context.Context) ([]core.Staff, error) {
 // SetStaffDisabled disables or re-enables an account and returns it.
 // Disabling also ends every session of the account in the same transaction,
 // so a disabled member of staff is logged out everywhere at once.
-func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (core.Staff, error) {
-	var s core.Staff
+func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (access.Staff, error) {
+	var s access.Staff
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		res, err := x.ExecContext(ctx, `UPDATE staff SET disabled = ? WHERE id = ?`, disabled, id)
 		if err != nil {
@@ -89,7 +88,7 @@ func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (co
 		if found, err := oneRow(res, "disable staff"); err != nil {
 			return err
 		} else if !found {
-			return fmt.Errorf("staff %d: %w", id, core.ErrStaffNotFound)
+			return fmt.Errorf("staff %d: %w", id, access.ErrStaffNotFound)
 		}
 		if disabled {
 			if err := deleteAccountSessions(ctx, x, id, ""); err != nil {
@@ -104,7 +103,7 @@ func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (co
 		return nil
 	})
 	if err != nil {
-		return core.Staff{}, dbErr(err, "set staff %d disabled=%t", id, disabled)
+		return access.Staff{}, dbErr(err, "set staff %d disabled=%t", id, disabled)
 	}
 	return s, nil
 }
@@ -113,7 +112,7 @@ func (db *DB) SetStaffDisabled(ctx context.Context, id int64, disabled bool) (co
 // when it was created. The user agent is the browser's own text, kept to
 // show on the sessions page: bytes that are not UTF-8 become U+FFFD, or
 // MySQL's utf8mb4 column would refuse the login.
-func (db *DB) CreateSession(ctx context.Context, s core.Session) error {
+func (db *DB) CreateSession(ctx context.Context, s access.Session) error {
 	if s.LastSeenAt.IsZero() {
 		s.LastSeenAt = s.CreatedAt
 	}
@@ -140,10 +139,10 @@ type sessionRow struct {
 }
 
 // Session returns the session with this token hash and its account:
-// core.ErrNoSession when there is none, it has expired at now, or the
+// access.ErrNoSession when there is none, it has expired at now, or the
 // account is disabled. Whether it has been idle too long is the caller's
-// rule (core.Session.Live).
-func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (core.Session, core.Staff, error) {
+// rule (access.Session.Live).
+func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (access.Session, access.Staff, error) {
 	var r sessionRow
 	err := db.r.GetContext(ctx, &r, `
 		SELECT s.token_hash, s.csrf_token, s.created_at AS session_created_at, s.expires_at, s.last_seen_at, s.ip, s.user_agent,
@@ -151,10 +150,10 @@ func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (cor
 		FROM staff_session s JOIN staff st ON st.id = s.staff_id
 		WHERE s.token_hash = ? AND s.expires_at > ? AND st.disabled = 0`, tokenHash, ms(now))
 	if errors.Is(err, sql.ErrNoRows) {
-		return core.Session{}, core.Staff{}, core.ErrNoSession
+		return access.Session{}, access.Staff{}, access.ErrNoSession
 	}
 	if err != nil {
-		return core.Session{}, core.Staff{}, dbErr(err, "session")
+		return access.Session{}, access.Staff{}, dbErr(err, "session")
 	}
 	return r.session(), r.staff(), nil
 }

@@ -7,27 +7,28 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 func TestStaffSessionsAudit(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		ann, err := db.CreateStaff(ctx, core.Staff{Username: "ann", Role: core.RoleOps, CreatedAt: t0}, "hash-ann")
+		ann, err := db.CreateStaff(ctx, access.Staff{Username: "ann", Role: access.RoleOps, CreatedAt: t0}, "hash-ann")
 		if err != nil || ann.ID == 0 {
 			t.Fatalf("create: %+v, %v", ann, err)
 		}
-		if _, err := db.CreateStaff(ctx, core.Staff{Username: "ann", Role: core.RoleAdmin, CreatedAt: t0}, "x"); !errors.Is(err, core.ErrStaffExists) {
+		if _, err := db.CreateStaff(ctx, access.Staff{Username: "ann", Role: access.RoleAdmin, CreatedAt: t0}, "x"); !errors.Is(err, access.ErrStaffExists) {
 			t.Fatalf("duplicate username: %v", err)
 		}
 		got, hash, err := db.StaffLogin(ctx, "ann")
 		if err != nil || got != ann || hash != "hash-ann" {
 			t.Fatalf("StaffLogin = %+v, %q, %v; want %+v", got, hash, err, ann)
 		}
-		if _, _, err := db.StaffLogin(ctx, "bob"); !errors.Is(err, core.ErrStaffNotFound) {
+		if _, _, err := db.StaffLogin(ctx, "bob"); !errors.Is(err, access.ErrStaffNotFound) {
 			t.Fatalf("unknown user: %v", err)
 		}
 
-		sess := core.Session{TokenHash: "h1", StaffID: ann.ID, CSRFToken: "c1", CreatedAt: t0,
+		sess := access.Session{TokenHash: "h1", StaffID: ann.ID, CSRFToken: "c1", CreatedAt: t0,
 			ExpiresAt: t0.Add(time.Hour), LastSeenAt: t0, IP: "192.0.2.1", UserAgent: "test"}
 		if err := db.CreateSession(ctx, sess); err != nil {
 			t.Fatal(err)
@@ -40,7 +41,7 @@ func TestStaffSessionsAudit(t *testing.T) {
 			hash string
 			at   time.Time
 		}{"unknown": {"nope", t0}, "expired": {"h1", t0.Add(time.Hour)}} {
-			if _, _, err := db.Session(ctx, c.hash, c.at); !errors.Is(err, core.ErrNoSession) {
+			if _, _, err := db.Session(ctx, c.hash, c.at); !errors.Is(err, access.ErrNoSession) {
 				t.Errorf("%s session: %v", name, err)
 			}
 		}
@@ -49,16 +50,16 @@ func TestStaffSessionsAudit(t *testing.T) {
 		if d, err := db.SetStaffDisabled(ctx, ann.ID, true); err != nil || !d.Disabled {
 			t.Fatalf("disable: %+v, %v", d, err)
 		}
-		if _, _, err := db.Session(ctx, "h1", t0); !errors.Is(err, core.ErrNoSession) {
+		if _, _, err := db.Session(ctx, "h1", t0); !errors.Is(err, access.ErrNoSession) {
 			t.Errorf("session of a disabled account: %v", err)
 		}
 		if d, err := db.SetStaffDisabled(ctx, ann.ID, false); err != nil || d.Disabled {
 			t.Fatalf("enable: %+v, %v", d, err)
 		}
-		if _, _, err := db.Session(ctx, "h1", t0); !errors.Is(err, core.ErrNoSession) {
+		if _, _, err := db.Session(ctx, "h1", t0); !errors.Is(err, access.ErrNoSession) {
 			t.Errorf("session revived by enabling: %v", err)
 		}
-		if _, err := db.SetStaffDisabled(ctx, ann.ID+100, true); !errors.Is(err, core.ErrStaffNotFound) {
+		if _, err := db.SetStaffDisabled(ctx, ann.ID+100, true); !errors.Is(err, access.ErrStaffNotFound) {
 			t.Errorf("disable unknown: %v", err)
 		}
 
@@ -86,7 +87,7 @@ func TestStaffSessionsAudit(t *testing.T) {
 
 		for i := range 5 {
 			if err := db.AddAudit(ctx, core.AuditEntry{At: t0.Add(time.Duration(i) * time.Second), Staff: "ann",
-				Role: core.RoleOps, Action: core.AuditForceCancel, Target: "order:" + string(rune('A'+i)),
+				Role: access.RoleOps, Action: core.AuditForceCancel, Target: "order:" + string(rune('A'+i)),
 				Detail: map[string]any{"n": i}, IP: "192.0.2.1"}); err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func TestStaffSessionsAudit(t *testing.T) {
 			t.Fatalf("AuditLog = %d entries, %v", len(page), err)
 		}
 		if page[0].Action != core.AuditLoginFailed || len(page[0].Detail) != 0 || page[1].Target != "order:E" ||
-			page[1].Detail["n"] != 4.0 || page[1].Role != core.RoleOps || !page[1].At.Equal(t0.Add(4*time.Second)) {
+			page[1].Detail["n"] != 4.0 || page[1].Role != access.RoleOps || !page[1].At.Equal(t0.Add(4*time.Second)) {
 			t.Errorf("newest entries %+v %+v", page[0], page[1])
 		}
 		rest, err := db.AuditLog(ctx, AuditQuery{Before: page[3].ID, Limit: 10})

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // SetStaffTimeZone sets the zone an account's console times are shown in
@@ -20,7 +21,7 @@ func (db *DB) SetStaffTimeZone(ctx context.Context, staffID int64, zone string, 
 		var before string
 		err := x.GetContext(ctx, &before, `SELECT time_zone FROM staff WHERE id = ?`+db.dialect.forUpdate(), staffID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("staff %d: %w", staffID, core.ErrStaffNotFound)
+			return fmt.Errorf("staff %d: %w", staffID, access.ErrStaffNotFound)
 		}
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // Second factors and the sign-ins waiting for their code.
@@ -21,20 +22,20 @@ type totpRow struct {
 	LastStep    int64  `db:"last_step"`
 }
 
-func (r totpRow) totp() core.TOTP {
-	return core.TOTP{StaffID: r.StaffID, Secret: r.Secret, CreatedAt: fromMS(r.CreatedAt),
+func (r totpRow) totp() access.TOTP {
+	return access.TOTP{StaffID: r.StaffID, Secret: r.Secret, CreatedAt: fromMS(r.CreatedAt),
 		ConfirmedAt: fromMS(r.ConfirmedAt), LastStep: r.LastStep}
 }
 
 // OfferTOTP stores a new, unconfirmed secret for the account, replacing an
-// earlier offer; core.ErrTOTPEnrolled when it has a confirmed one.
+// earlier offer; access.ErrTOTPEnrolled when it has a confirmed one.
 func (db *DB) OfferTOTP(ctx context.Context, staffID int64, secret string, now time.Time) error {
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		var confirmed int64
 		err := x.GetContext(ctx, &confirmed, `SELECT confirmed_at FROM staff_totp WHERE staff_id = ?`+db.dialect.forUpdate(), staffID)
 		switch {
 		case err == nil && confirmed > 0:
-			return core.ErrTOTPEnrolled
+			return access.ErrTOTPEnrolled
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
@@ -52,14 +53,14 @@ func (db *DB) OfferTOTP(ctx context.Context, staffID int64, secret string, now t
 
 // TOTP returns the account's second factor, confirmed or offered, and
 // whether it has one.
-func (db *DB) TOTP(ctx context.Context, staffID int64) (core.TOTP, bool, error) {
+func (db *DB) TOTP(ctx context.Context, staffID int64) (access.TOTP, bool, error) {
 	var r totpRow
 	err := db.r.GetContext(ctx, &r, `SELECT staff_id, secret, created_at, confirmed_at, last_step FROM staff_totp WHERE staff_id = ?`, staffID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return core.TOTP{}, false, nil
+		return access.TOTP{}, false, nil
 	}
 	if err != nil {
-		return core.TOTP{}, false, dbErr(err, "second factor of staff %d", staffID)
+		return access.TOTP{}, false, dbErr(err, "second factor of staff %d", staffID)
 	}
 	return r.totp(), true, nil
 }
@@ -146,7 +147,7 @@ func (db *DB) CreateLoginChallenge(ctx context.Context, tokenHash string, c Logi
 }
 
 // TryLoginChallenge counts one code tried for the live challenge and
-// returns it with that try counted; core.ErrNoChallenge when there is none
+// returns it with that try counted; access.ErrNoChallenge when there is none
 // or it has used up maxTries (it is then deleted).
 func (db *DB) TryLoginChallenge(ctx context.Context, tokenHash string, now time.Time, maxTries int) (LoginChallenge, error) {
 	var c LoginChallenge
@@ -159,11 +160,11 @@ func (db *DB) TryLoginChallenge(ctx context.Context, tokenHash string, now time.
 		if found, err := oneRow(res, "try login challenge"); err != nil {
 			return err
 		} else if !found {
-			return core.ErrNoChallenge
+			return access.ErrNoChallenge
 		}
 		return x.GetContext(ctx, &c, `SELECT staff_id, next_url, tries FROM login_challenge WHERE token_hash = ?`, tokenHash)
 	})
-	if errors.Is(err, core.ErrNoChallenge) {
+	if errors.Is(err, access.ErrNoChallenge) {
 		// Used up or expired: gone for good (after the rollback above).
 		return LoginChallenge{}, errors.Join(err, db.DeleteLoginChallenge(ctx, tokenHash))
 	}
@@ -182,15 +183,15 @@ func (db *DB) DeleteLoginChallenge(ctx context.Context, tokenHash string) error 
 }
 
 // StaffByID returns the account with id, disabled ones included, or
-// core.ErrStaffNotFound: the sign-in's second step knows the account by id.
-func (db *DB) StaffByID(ctx context.Context, id int64) (core.Staff, error) {
+// access.ErrStaffNotFound: the sign-in's second step knows the account by id.
+func (db *DB) StaffByID(ctx context.Context, id int64) (access.Staff, error) {
 	var r staffRow
 	err := db.r.GetContext(ctx, &r, `SELECT `+staffCols+` FROM staff WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return core.Staff{}, core.ErrStaffNotFound
+		return access.Staff{}, access.ErrStaffNotFound
 	}
 	if err != nil {
-		return core.Staff{}, dbErr(err, "staff %d", id)
+		return access.Staff{}, dbErr(err, "staff %d", id)
 	}
 	return r.staff(), nil
 }

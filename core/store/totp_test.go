@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // TestTOTPFactor: an offer is confirmed once, a confirmed factor is not
@@ -15,7 +16,7 @@ func TestTOTPFactor(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
 		ann := mkStaffWithSessions(t, db, "ann")
-		audit := &core.AuditEntry{At: t0, Staff: "ann", Action: core.AuditTOTPEnable}
+		audit := &core.AuditEntry{At: t0, Staff: "ann", Action: access.AuditTOTPEnable}
 		if _, ok, err := db.TOTP(ctx, ann.ID); ok || err != nil {
 			t.Fatalf("before any offer: %t %v", ok, err)
 		}
@@ -34,7 +35,7 @@ func TestTOTPFactor(t *testing.T) {
 		if won, err := db.UseTOTPStep(ctx, ann.ID, 100, true, t0, audit); !won || err != nil {
 			t.Fatalf("confirm: %t %v", won, err)
 		}
-		if err := db.OfferTOTP(ctx, ann.ID, "THIRD", t0); !errors.Is(err, core.ErrTOTPEnrolled) {
+		if err := db.OfferTOTP(ctx, ann.ID, "THIRD", t0); !errors.Is(err, access.ErrTOTPEnrolled) {
 			t.Fatalf("offer over a confirmed factor: %v", err)
 		}
 		steps := []struct {
@@ -50,16 +51,16 @@ func TestTOTPFactor(t *testing.T) {
 		if err != nil || !enrolled[ann.ID] {
 			t.Fatalf("enrolled %v %v", enrolled, err)
 		}
-		if had, err := db.DeleteTOTP(ctx, ann.ID, core.AuditEntry{At: t0, Action: core.AuditTOTPDisable}); !had || err != nil {
+		if had, err := db.DeleteTOTP(ctx, ann.ID, core.AuditEntry{At: t0, Action: access.AuditTOTPDisable}); !had || err != nil {
 			t.Fatalf("delete: %t %v", had, err)
 		}
-		if had, _ := db.DeleteTOTP(ctx, ann.ID, core.AuditEntry{At: t0, Action: core.AuditTOTPDisable}); had {
+		if had, _ := db.DeleteTOTP(ctx, ann.ID, core.AuditEntry{At: t0, Action: access.AuditTOTPDisable}); had {
 			t.Error("second delete found a factor")
 		}
-		if n := len(auditActions(t, db, core.AuditTOTPEnable)); n != 1 {
+		if n := len(auditActions(t, db, access.AuditTOTPEnable)); n != 1 {
 			t.Errorf("%d enable audit lines, want 1", n)
 		}
-		if n := len(auditActions(t, db, core.AuditTOTPDisable)); n != 1 {
+		if n := len(auditActions(t, db, access.AuditTOTPDisable)); n != 1 {
 			t.Errorf("%d disable audit lines, want 1 (not for the delete that found nothing)", n)
 		}
 	})
@@ -77,19 +78,19 @@ func TestLoginChallenge(t *testing.T) {
 				t.Fatalf("try %d: %+v %v", try, c, err)
 			}
 		}
-		if _, err := db.TryLoginChallenge(ctx, "c1", t0, 3); !errors.Is(err, core.ErrNoChallenge) {
+		if _, err := db.TryLoginChallenge(ctx, "c1", t0, 3); !errors.Is(err, access.ErrNoChallenge) {
 			t.Fatalf("a fourth try of three: %v", err)
 		}
-		if _, err := db.TryLoginChallenge(ctx, "c1", t0, 100); !errors.Is(err, core.ErrNoChallenge) {
+		if _, err := db.TryLoginChallenge(ctx, "c1", t0, 100); !errors.Is(err, access.ErrNoChallenge) {
 			t.Fatalf("a used-up challenge came back with a higher limit: %v", err)
 		}
 		if err := db.CreateLoginChallenge(ctx, "c2", LoginChallenge{StaffID: 7}, t0, t0.Add(5*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.TryLoginChallenge(ctx, "c2", t0.Add(5*time.Minute), 3); !errors.Is(err, core.ErrNoChallenge) {
+		if _, err := db.TryLoginChallenge(ctx, "c2", t0.Add(5*time.Minute), 3); !errors.Is(err, access.ErrNoChallenge) {
 			t.Fatalf("expired challenge: %v", err)
 		}
-		if _, err := db.TryLoginChallenge(ctx, "nope", t0, 3); !errors.Is(err, core.ErrNoChallenge) {
+		if _, err := db.TryLoginChallenge(ctx, "nope", t0, 3); !errors.Is(err, access.ErrNoChallenge) {
 			t.Fatalf("unknown challenge: %v", err)
 		}
 	})

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/core/testenv"
 )
@@ -151,7 +151,7 @@ func checkSeatRelay(t *testing.T, s *stack, placeOn, watchOn *instance) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.CreateStaff(t.Context(), core.Staff{Username: "relay", Role: core.RoleBoxOffice,
+	if _, err := s.db.CreateStaff(t.Context(), access.Staff{Username: "relay", Role: access.RoleBoxOffice,
 		CreatedAt: time.Now()}, string(hash)); err != nil {
 		t.Fatal(err)
 	}

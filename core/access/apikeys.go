@@ -1,4 +1,4 @@
-package core
+package access
 
 import (
 	"crypto/rand"
@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"seatflow/core/fault"
 	"slices"
 	"strings"
 	"time"
@@ -46,11 +47,11 @@ const (
 )
 
 var (
-	ErrBadScope       = &Error{Kind: KindInvalid, Code: "bad_scope", Message: "unknown scope"}
-	ErrBadAPIKeyName  = &Error{Kind: KindInvalid, Code: "bad_name", Message: fmt.Sprintf("a key needs a name of 1 to %d characters", maxAPIKeyName)}
-	ErrAPIKeyNotFound = &Error{Kind: KindNotFound, Code: "api_key_not_found", Message: "API key not found"}
+	ErrBadScope       = &fault.Error{Kind: fault.KindInvalid, Code: "bad_scope", Message: "unknown scope"}
+	ErrBadAPIKeyName  = &fault.Error{Kind: fault.KindInvalid, Code: "bad_name", Message: fmt.Sprintf("a key needs a name of 1 to %d characters", maxAPIKeyName)}
+	ErrAPIKeyNotFound = &fault.Error{Kind: fault.KindNotFound, Code: "api_key_not_found", Message: "API key not found"}
 	// ErrInsufficientScope: the key is valid but lacks the route's scope.
-	ErrInsufficientScope = &Error{Kind: KindForbidden, Code: "insufficient_scope", Message: "this API key lacks the scope this call needs"}
+	ErrInsufficientScope = &fault.Error{Kind: fault.KindForbidden, Code: "insufficient_scope", Message: "this API key lacks the scope this call needs"}
 )
 
 // APIKey is a stored key, without its secret: only its SHA-256 is kept.
@@ -81,7 +82,7 @@ func ParseScopes(list string) ([]Scope, error) {
 			continue
 		}
 		if !slices.Contains(AllScopes, s) {
-			return nil, &Error{Kind: KindInvalid, Code: ErrBadScope.Code,
+			return nil, &fault.Error{Kind: fault.KindInvalid, Code: ErrBadScope.Code,
 				Message: fmt.Sprintf("unknown scope %q (known: %s)", s, JoinScopes(AllScopes))}
 		}
 		want[s] = true
@@ -93,7 +94,7 @@ func ParseScopes(list string) ([]Scope, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, &Error{Kind: KindInvalid, Code: ErrBadScope.Code, Message: "give at least one scope: " + JoinScopes(AllScopes)}
+		return nil, &fault.Error{Kind: fault.KindInvalid, Code: ErrBadScope.Code, Message: "give at least one scope: " + JoinScopes(AllScopes)}
 	}
 	return out, nil
 }

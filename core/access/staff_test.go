@@ -1,7 +1,8 @@
-package core
+package access
 
 import (
 	"errors"
+	"seatflow/core/fault"
 	"testing"
 )
 
@@ -53,7 +54,8 @@ func TestStaffValidation(t *testing.T) {
 	if r, err := ParseRole("ops"); r != RoleOps || err != nil {
 		t.Errorf("ParseRole(ops) = %q, %v", r, err)
 	}
-	if _, err := ParseRole("root"); !errors.Is(err, ErrBadRole) || ErrorKind(err) != KindInvalid {
+	var fe *fault.Error
+	if _, err := ParseRole("root"); !errors.Is(err, ErrBadRole) || !errors.As(err, &fe) || fe.Kind != fault.KindInvalid {
 		t.Errorf("ParseRole(root) = %v", err)
 	}
 }

@@ -1,8 +1,9 @@
-package core
+package access
 
 import (
 	"fmt"
 	"regexp"
+	"seatflow/core/fault"
 	"time"
 )
 
@@ -62,7 +63,7 @@ func ParseRole(s string) (Role, error) {
 	if r := Role(s); r.Valid() {
 		return r, nil
 	}
-	return "", &Error{Kind: KindInvalid, Code: ErrBadRole.Code,
+	return "", &fault.Error{Kind: fault.KindInvalid, Code: ErrBadRole.Code,
 		Message: fmt.Sprintf("role %q is not one of box_office, manager, ops, admin", s)}
 }
 
@@ -86,7 +87,7 @@ var usernamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,63}$`)
 // "staff:<name>" cancel actors.
 func ValidUsername(name string) error {
 	if !usernamePattern.MatchString(name) {
-		return &Error{Kind: KindInvalid, Code: ErrBadUsername.Code,
+		return &fault.Error{Kind: fault.KindInvalid, Code: ErrBadUsername.Code,
 			Message: fmt.Sprintf("username %q: use 2-64 lower-case letters, digits, '.', '_' or '-'", name)}
 	}
 	return nil
@@ -105,43 +106,11 @@ type Session struct {
 	UserAgent  string
 }
 
-// AuditEntry is one line of the audit log: who did what, to what, when and
-// from which address.
-type AuditEntry struct {
-	ID     int64
-	At     time.Time
-	Staff  string
-	Role   Role
-	Action string
-	Target string
-	Detail map[string]any
-	IP     string
-}
-
-// Audit actions.
-const (
-	AuditLogin              = "login"
-	AuditLoginFailed        = "login_failed"
-	AuditLogout             = "logout"
-	AuditForceCancel        = "force_cancel"
-	AuditResolveDiscrepancy = "resolve_discrepancy"
-	AuditReconcileRun       = "reconcile_run"
-	AuditReconcileDryRun    = "reconcile_dry_run"
-	AuditReconcileApply     = "reconcile_apply" // a repairing run applying a dry run
-	AuditStaffAdd           = "staff_add"
-	AuditStaffDisable       = "staff_disable"
-	AuditStaffEnable        = "staff_enable"
-	AuditShowCreate         = "show_create"
-	AuditSeatsBlock         = "seats_block"
-	AuditSeatsUnblock       = "seats_unblock"
-	AuditArchiveDelete      = "archive_delete" // archived audit rows deleted by `seatflow archive --delete`
-)
-
 // Staff errors.
 var (
-	ErrBadUsername   = &Error{Kind: KindInvalid, Code: "bad_username", Message: "username is not valid"}
-	ErrBadRole       = &Error{Kind: KindInvalid, Code: "bad_role", Message: "role is not valid"}
-	ErrStaffExists   = &Error{Kind: KindConflict, Code: "staff_exists", Message: "a staff account with this name exists"}
-	ErrStaffNotFound = &Error{Kind: KindNotFound, Code: "staff_not_found", Message: "staff account not found"}
-	ErrNoSession     = &Error{Kind: KindUnauthorized, Code: "no_session", Message: "not logged in or session expired"}
+	ErrBadUsername   = &fault.Error{Kind: fault.KindInvalid, Code: "bad_username", Message: "username is not valid"}
+	ErrBadRole       = &fault.Error{Kind: fault.KindInvalid, Code: "bad_role", Message: "role is not valid"}
+	ErrStaffExists   = &fault.Error{Kind: fault.KindConflict, Code: "staff_exists", Message: "a staff account with this name exists"}
+	ErrStaffNotFound = &fault.Error{Kind: fault.KindNotFound, Code: "staff_not_found", Message: "staff account not found"}
+	ErrNoSession     = &fault.Error{Kind: fault.KindUnauthorized, Code: "no_session", Message: "not logged in or session expired"}
 )

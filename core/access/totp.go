@@ -1,9 +1,10 @@
-package core
+package access
 
 import (
 	"crypto/subtle"
 	"fmt"
 	"net/url"
+	"seatflow/core/fault"
 	"strings"
 	"time"
 
@@ -103,6 +104,6 @@ const (
 
 // Second-factor errors.
 var (
-	ErrTOTPEnrolled = &Error{Kind: KindConflict, Code: "totp_enrolled", Message: "this account has a second factor already"}
-	ErrNoChallenge  = &Error{Kind: KindUnauthorized, Code: "login_expired", Message: "the sign-in expired: enter the password again"}
+	ErrTOTPEnrolled = &fault.Error{Kind: fault.KindConflict, Code: "totp_enrolled", Message: "this account has a second factor already"}
+	ErrNoChallenge  = &fault.Error{Kind: fault.KindUnauthorized, Code: "login_expired", Message: "the sign-in expired: enter the password again"}
 )

@@ -1,7 +1,8 @@
-package core
+package access
 
 import (
 	"fmt"
+	"seatflow/core/fault"
 	"strings"
 	"sync"
 	"time"
@@ -29,11 +30,11 @@ const minPasswordScore = 3
 
 // Password errors.
 var (
-	ErrWeakPassword = &Error{Kind: KindInvalid, Code: "weak_password",
+	ErrWeakPassword = &fault.Error{Kind: fault.KindInvalid, Code: "weak_password",
 		Message: fmt.Sprintf("password needs %d to %d characters", MinPasswordLen, maxPasswordBytes)}
-	ErrPasswordHasUsername = &Error{Kind: KindInvalid, Code: "password_has_username",
+	ErrPasswordHasUsername = &fault.Error{Kind: fault.KindInvalid, Code: "password_has_username",
 		Message: "password must not contain the username"}
-	ErrCommonPassword = &Error{Kind: KindInvalid, Code: "common_password",
+	ErrCommonPassword = &fault.Error{Kind: fault.KindInvalid, Code: "common_password",
 		Message: "password is on the list of the most common leaked passwords, or too close to one: choose another"}
 )
 
@@ -78,5 +79,5 @@ const (
 // ErrResetLinkInvalid: the link is unknown, used, expired, replaced by a
 // newer one, or its account is disabled. One answer for all, so a link
 // tells nothing about why.
-var ErrResetLinkInvalid = &Error{Kind: KindNotFound, Code: "reset_link_invalid",
+var ErrResetLinkInvalid = &fault.Error{Kind: fault.KindNotFound, Code: "reset_link_invalid",
 	Message: "this password link is not valid (used, expired or replaced): ask an admin for a new one"}
