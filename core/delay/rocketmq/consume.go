@@ -115,6 +115,9 @@ func consumeTimestamp(now time.Time, lookback time.Duration) string {
 func (q *Queue) deliver(base context.Context, h core.TimeoutHandler, msgs []*primitive.MessageExt) consumer.ConsumeResult {
 	result := consumer.ConsumeSuccess
 	for _, m := range msgs {
+		if q.onDeliver != nil {
+			q.onDeliver(m)
+		}
 		if !q.handle(base, h, m) {
 			result = consumer.ConsumeRetryLater
 		}
@@ -144,7 +147,12 @@ func (q *Queue) handle(base context.Context, h core.TimeoutHandler, m *primitive
 	q.mu.Lock()
 	if q.closing {
 		q.mu.Unlock()
-		return false // not run: someone gets it again
+		// Not run. Retry-later now would send the message back as a failed
+		// attempt (one restart too many moves a healthy message to the DLQ);
+		// once the consumer has stopped, the library drops the result, so
+		// the message stays unacked at its offset and is simply read again.
+		<-q.consumerStopped
+		return false
 	}
 	q.inflight.Add(1)
 	q.mu.Unlock()

@@ -54,7 +54,7 @@ func TestHandle(t *testing.T) {
 			handler: func(context.Context, core.TimeoutMsg) error { panic("boom") },
 			wantMsg: core.TimeoutMsg{OrderNo: "O1", Hop: 2, DueAt: due, TraceID: "body-trace"}, wantTrace: "body-trace",
 		},
-		{name: "closing queue runs nothing and retries", body: valid, closing: true},
+		{name: "closing queue runs nothing and acks nothing", body: valid, closing: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +69,11 @@ func TestHandle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := &Queue{cfg: cfg, log: cfg.Logger, closing: tt.closing}
+			// A closing queue holds a delivery until its consumer stopped:
+			// here it already has.
+			stopped := make(chan struct{})
+			close(stopped)
+			q := &Queue{cfg: cfg, log: cfg.Logger, closing: tt.closing, consumerStopped: stopped}
 			h := func(ctx context.Context, msg core.TimeoutMsg) error {
 				calls++
 				gotMsg, gotTrace = msg, core.TraceID(ctx)

@@ -15,7 +15,10 @@
 // restart, offsets are committed every few seconds, a handler error sends the
 // message back for a retry (~10 s, then longer), and Close does not wait for
 // the broker to learn what was consumed. Handlers must be idempotent: the
-// engine's timeout handler ignores orders that are no longer pending.
+// engine's timeout handler ignores orders that are no longer pending. A
+// restart never counts as a failed attempt: Close lets running handlers
+// finish, and a message delivered while it closes is read again, not sent
+// back for a retry.
 //
 // New finds the masters of the configured cluster through the name servers
 // and creates the timeout topic (and Consume the group's retry topic) on

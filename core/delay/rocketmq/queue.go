@@ -67,10 +67,19 @@ type Queue struct {
 	// dlq reads %DLQ%<group> when OnDeadLetter is set.
 	dlq      rmq.PushConsumer
 	inflight sync.WaitGroup // handler calls; Close waits so their re-arm Sends still work
+	// consumerStopped is closed once Close has shut the consumer down:
+	// deliveries that arrived while it was closing are held until then.
+	consumerStopped chan struct{}
 
 	// lastErrors keeps the error of each message's failed last attempt
 	// until its dead letter is read back from the DLQ topic.
 	lastErrors lastErrors
+
+	// Test hooks, nil outside tests: a message reaching the consumer
+	// callback, and Close after it stopped handler calls but before it
+	// stops the consumer.
+	onDeliver func(*primitive.MessageExt)
+	onClosing func()
 }
 
 var _ core.DelayQueue = (*Queue)(nil)
@@ -97,7 +106,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rocketmq admin for %s: %w", cfg.nameServerList(), err)
 	}
-	q := &Queue{cfg: cfg, log: cfg.Logger, admin: adm}
+	q := &Queue{cfg: cfg, log: cfg.Logger, admin: adm, consumerStopped: make(chan struct{})}
 	if err := q.ensureTopic(ctx, cfg.Topic, topicQueues); err != nil {
 		_ = adm.Close()
 		return nil, err
@@ -283,10 +292,12 @@ func (q *Queue) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the consumer, waits for running handlers (their re-arm Sends
-// still need the producer), then stops the producer. A message whose
-// handler finishes after the consumer stopped may be delivered again. Later
-// calls return nil.
+// Close stops handler calls, waits for the running ones while the
+// consumer still runs (their acks count, and their re-arm Sends still need
+// the producer), then stops the consumer and the producer. A message
+// delivered once Close began is neither handled nor sent back: it is read
+// again from its committed offset, without counting a failed attempt.
+// Later calls return nil.
 func (q *Queue) Close() error {
 	q.mu.Lock()
 	if q.closing {
@@ -296,6 +307,10 @@ func (q *Queue) Close() error {
 	q.closing = true
 	c, dlq := q.consumer, q.dlq
 	q.mu.Unlock()
+	if q.onClosing != nil {
+		q.onClosing()
+	}
+	q.inflight.Wait()
 
 	var errs []error
 	if c != nil {
@@ -303,12 +318,12 @@ func (q *Queue) Close() error {
 			errs = append(errs, fmt.Errorf("rocketmq consumer %s shutdown: %w", q.cfg.Group, err))
 		}
 	}
+	close(q.consumerStopped)
 	if dlq != nil {
 		if err := dlq.Shutdown(); err != nil {
 			errs = append(errs, fmt.Errorf("rocketmq consumer %s shutdown: %w", q.dlqGroup(), err))
 		}
 	}
-	q.inflight.Wait()
 
 	q.closed.Store(true)
 	if err := q.producer.Shutdown(); err != nil {
