@@ -127,7 +127,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 		cases:          core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB),
 		keepAlive: keepAliveTicker}
 
-	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, cn.loadSession)
+	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, limitBodies, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
 	g.GET("/login", cn.loginForm)
 	g.POST("/login", cn.login)
