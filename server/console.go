@@ -229,7 +229,7 @@ func (cn *console) errorPages(next echo.HandlerFunc) echo.HandlerFunc {
 		status := consoleStatus(err)
 		if status >= http.StatusInternalServerError {
 			cn.Logger.ErrorContext(c.Request().Context(), "console request failed",
-				"path", c.Request().URL.Path, "status", status, "err", err)
+				"path", redactedPath(c.Request().URL.Path), "status", status, "err", err)
 		}
 		return cn.errorPage(c, status, "")
 	}
