@@ -226,6 +226,12 @@ func (cn *console) errorPages(next echo.HandlerFunc) echo.HandlerFunc {
 		if err == nil || c.Response().Committed {
 			return err
 		}
+		// The client left (a login given up, a page closed): nobody reads
+		// the page, and it is no server fault. The request log records 499,
+		// as it does for the API.
+		if clientGone(c) || errors.Is(c.Request().Context().Err(), context.Canceled) {
+			return c.NoContent(statusClientClosed)
+		}
 		status := consoleStatus(err)
 		if status >= http.StatusInternalServerError {
 			cn.Logger.ErrorContext(c.Request().Context(), "console request failed",
