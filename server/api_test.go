@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -581,5 +582,30 @@ func TestRequestID(t *testing.T) {
 				t.Errorf("X-Request-ID %q for %q, kept=%v", got, tc.sent, tc.kept)
 			}
 		})
+	}
+}
+
+// TestAPIBodyLimitEveryRoute: every API route that takes a body refuses
+// one beyond the largest limit (planBodyLimit) with 413 body_too_large, as
+// the contract documents; a route added without a limit fails here.
+func TestAPIBodyLimitEveryRoute(t *testing.T) {
+	a := newTestApp(t)
+	body := strings.Repeat(" ", 9<<20) + `{}`
+	n := 0
+	for _, r := range a.app.Handler.echo.Routes() {
+		if !strings.HasPrefix(r.Path, "/api/v1/") || r.Method == http.MethodGet || !countedMethod(r.Method) {
+			continue
+		}
+		path := regexp.MustCompile(`:[a-z_]+`).ReplaceAllString(r.Path, "1")
+		t.Run(r.Method+" "+r.Path, func(t *testing.T) {
+			rec := a.do(r.Method, path, body)
+			if rec.Code != http.StatusRequestEntityTooLarge || errorCode(t, rec) != "body_too_large" {
+				t.Errorf("status %d: %.300s", rec.Code, rec.Body)
+			}
+		})
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("only %d API routes with a body", n)
 	}
 }

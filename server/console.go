@@ -128,7 +128,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 		cases:          core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB),
 		keepAlive: keepAliveTicker}
 
-	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, cn.loadSession)
+	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, limitBodies, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))
 	g.GET("/login", cn.loginForm)
 	g.POST("/login", cn.login)
@@ -227,10 +227,16 @@ func (cn *console) errorPages(next echo.HandlerFunc) echo.HandlerFunc {
 		if err == nil || c.Response().Committed {
 			return err
 		}
+		// The client left (a login given up, a page closed): nobody reads
+		// the page, and it is no server fault. The request log records 499,
+		// as it does for the API.
+		if clientGone(c) || errors.Is(c.Request().Context().Err(), context.Canceled) {
+			return c.NoContent(statusClientClosed)
+		}
 		status := consoleStatus(err)
 		if status >= http.StatusInternalServerError {
 			cn.Logger.ErrorContext(c.Request().Context(), "console request failed",
-				"path", c.Request().URL.Path, "status", status, "err", err)
+				"path", redactedPath(c.Request().URL.Path), "status", status, "err", err)
 		}
 		return cn.errorPage(c, status, "")
 	}

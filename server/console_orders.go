@@ -73,6 +73,8 @@ func (cn *console) ordersCSV(c echo.Context) error {
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	w.Header().Set(echo.HeaderContentDisposition, `attachment; filename="orders.csv"`)
+	// Customers' names, e-mails and phones: no browser or proxy keeps them.
+	w.Header().Set(echo.HeaderCacheControl, "no-store")
 	w.WriteHeader(http.StatusOK)
 	out := csv.NewWriter(w)
 	_ = out.Write(ordersCSVHeader)
@@ -105,14 +107,19 @@ func orderCSVRow(o core.Order) []string {
 		closed = rfc3339(o.ClosedAt)
 	}
 	cu := o.Customer
-	return []string{o.Code, o.OrderNo, o.Status.String(), strconv.FormatInt(o.ShowID, 10),
+	row := []string{o.Code, o.OrderNo, o.Status.String(), strconv.FormatInt(o.ShowID, 10),
 		strconv.FormatInt(o.UserID, 10), strings.Join(o.SeatIDs, " "), strconv.FormatInt(o.AmountCents, 10),
-		rfc3339(o.CreatedAt), closed, o.CancelReason, o.PaidTxnID,
-		spreadsheetSafe(cu.Name), spreadsheetSafe(cu.Email), spreadsheetSafe(cu.Phone)}
+		rfc3339(o.CreatedAt), closed, o.CancelReason, o.PaidTxnID, cu.Name, cu.Email, cu.Phone}
+	// Every cell: text comes from customers, staff and the payment
+	// gateway (a txn id), and no cell may be one a spreadsheet runs.
+	for i, cell := range row {
+		row[i] = spreadsheetSafe(cell)
+	}
+	return row
 }
 
-// spreadsheetSafe keeps a customer's text from running as a formula when
-// the export is opened in a spreadsheet (CSV injection).
+// spreadsheetSafe keeps a cell from running as a formula when the export
+// is opened in a spreadsheet (CSV injection).
 func spreadsheetSafe(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s

@@ -253,3 +253,44 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// TestConsoleOrdersCSVSafe: the export, with customers' names, e-mails and
+// phones, is never stored by a browser or proxy, and no cell of it runs as
+// a formula in a spreadsheet: a payment's txn id comes from the gateway,
+// and one like "=HYPERLINK(...)" must arrive as text (issue 28 item 11).
+func TestConsoleOrdersCSVSafe(t *testing.T) {
+	env := newConsoleEnv(t)
+	b := env.login(core.RoleBoxOffice)
+	for i, txn := range []string{`=HYPERLINK("http://evil.example","x")`, "+1+2", "-2+3", "@SUM(A1)"} {
+		o, err := env.engine.Place(context.Background(), core.PlaceRequest{UserID: int64(100 + i), ShowID: env.show.ID,
+			SeatIDs: []string{fmt.Sprintf("A-%d", i+1)}, Customer: core.Customer{Name: "=cmd" + txn}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.engine.HandlePayment(context.Background(), core.Payment{TxnID: txn, OrderNo: o.OrderNo,
+			AmountCents: o.AmountCents}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := b.do("GET", "/console/orders.csv", nil, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control %q, want no-store", cc)
+	}
+	rows, err := csv.NewReader(rec.Body).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want a header and 4 orders", len(rows))
+	}
+	for _, row := range rows[1:] {
+		for i, cell := range row {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+				t.Errorf("%s %q would run as a formula", ordersCSVHeader[i], cell)
+			}
+		}
+	}
+}

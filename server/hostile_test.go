@@ -732,13 +732,18 @@ func TestHostileConsoleAccountRoutes(t *testing.T) {
 	var cases []tc
 	for _, in := range injections {
 		esc := url.PathEscape(in.value)
+		resetForm := url.Values{"password": {in.value}, "confirm": {in.value}}
+		resetStatus := http.StatusNotFound // an unknown link
+		if len(resetForm.Encode()) > consoleSignInLimit {
+			resetStatus = http.StatusRequestEntityTooLarge // refused before the link is looked up
+		}
 		cases = append(cases,
 			tc{"role, id: " + in.name, "POST", "/console/staff/" + esc + "/role", url.Values{"_csrf": {csrf}, "role": {"admin"}}, admin, 404},
 			tc{"role, role: " + in.name, "POST", "/console/staff/1/role", url.Values{"_csrf": {csrf}, "role": {in.value}}, admin, 0},
 			tc{"reset link, id: " + in.name, "POST", "/console/staff/" + esc + "/reset-link", url.Values{"_csrf": {csrf}}, admin, 404},
 			tc{"2fa reset, id: " + in.name, "POST", "/console/staff/" + esc + "/2fa-reset", url.Values{"_csrf": {csrf}}, admin, 404},
 			tc{"reset page, token: " + in.name, "GET", "/console/reset/" + esc, nil, anon, 404},
-			tc{"reset form, token: " + in.name, "POST", "/console/reset/" + esc, url.Values{"password": {in.value}, "confirm": {in.value}}, anon, 404},
+			tc{"reset form, token: " + in.name, "POST", "/console/reset/" + esc, resetForm, anon, resetStatus},
 			tc{"sign-in code, challenge: " + in.name, "POST", "/console/login/code", url.Values{"challenge": {in.value}, "code": {"123456"}}, anon, 0},
 			tc{"own password, new: " + in.name, "POST", "/console/account/password",
 				url.Values{"_csrf": {csrf}, "current": {in.value}, "password": {in.value}, "confirm": {in.value}}, admin, 0}, // 422, then 429 once the wrong ones add up

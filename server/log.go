@@ -4,8 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"path"
+	"strings"
 
 	"seatflow/core"
+	"seatflow/web"
 )
 
 // NewLogger returns a JSON logger whose every line carries the trace id of
@@ -30,4 +33,22 @@ func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h traceHandler) WithGroup(name string) slog.Handler {
 	return traceHandler{h.Handler.WithGroup(name)}
+}
+
+// secretPathPrefixes are the paths whose rest is a secret: a password
+// reset link's token sets the account's password for a day, for whoever
+// reads it in a log. They are prefixes, not routes, so a mistyped or
+// unrouted variant of a link is redacted too.
+var secretPathPrefixes = []string{web.URL("/reset/")}
+
+// redactedPath is a request path as the log may show it: the secret part
+// of a path that carries one is replaced.
+func redactedPath(p string) string {
+	clean := path.Clean(p)
+	for _, prefix := range secretPathPrefixes {
+		if strings.HasPrefix(clean, prefix) {
+			return prefix + "[redacted]"
+		}
+	}
+	return p
 }

@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -53,5 +57,85 @@ func TestRequestLogHasTraceID(t *testing.T) {
 	}
 	if line["trace_id"] != "trace-42" || line["msg"] != "request" || line["status"] != 200.0 {
 		t.Errorf("log line %v", line)
+	}
+}
+
+// TestRequestLogRedactsSecrets: a password reset link's token (valid 24 h
+// for whoever holds it) never reaches the log, whichever way the link is
+// requested; the rest of the path still does.
+func TestRequestLogRedactsSecrets(t *testing.T) {
+	var buf bytes.Buffer
+	a := newTestApp(t)
+	a.app.Handler = NewServer(a.app.cfg, Deps{Engine: a.app.engine, DB: a.app.DB, Hub: a.app.hub,
+		Registry: prometheus.NewRegistry(), Logger: NewLogger(&buf, slog.LevelDebug)})
+	staff, err := a.app.DB.CreateStaff(t.Context(), core.Staff{Username: "ann", Role: core.RoleBoxOffice,
+		CreatedAt: time.Now()}, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := createResetLink(t.Context(), a.app.DB, staff, core.AuditEntry{At: time.Now(),
+		Action: core.AuditPasswordResetLink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimPrefix(link, "/console/reset/")
+	requests := []struct{ method, path string }{
+		{"GET", link},
+		{"POST", link},
+		{"HEAD", link},
+		{"GET", link + "/more"},
+		{"GET", "/console//reset/" + token},
+		{"GET", "/console/reset/" + token[:10] + "%2F" + token[10:]},
+	}
+	for _, r := range requests {
+		buf.Reset()
+		a.do(r.method, r.path, "", "Content-Type", "application/x-www-form-urlencoded")
+		out := buf.String()
+		if strings.Contains(out, token[:10]) || strings.Contains(out, token[10:]) {
+			t.Errorf("%s %s: the token is in the log: %s", r.method, r.path, out)
+		}
+		if !strings.Contains(out, `"path":"/console/`) {
+			t.Errorf("%s %s: no request line with the path: %s", r.method, r.path, out)
+		}
+	}
+}
+
+// TestConsoleLoginAbortedIsNoServerError: a login whose client goes away
+// while it is checked (its context cancelled: the database call fails) is
+// logged as a client that closed the request (499), not as an ERROR 500
+// (issue 28 item 11).
+func TestConsoleLoginAbortedIsNoServerError(t *testing.T) {
+	var buf bytes.Buffer
+	a := newTestApp(t)
+	a.app.Handler = NewServer(a.app.cfg, Deps{Engine: a.app.engine, DB: a.app.DB, Hub: a.app.hub,
+		Registry: prometheus.NewRegistry(), Logger: NewLogger(&buf, slog.LevelDebug)})
+	form := a.do("GET", "/console/login", "")
+	m := hiddenCSRF.FindStringSubmatch(form.Body.String())
+	if m == nil {
+		t.Fatalf("login form without a token: %s", form.Body)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	body := url.Values{"_csrf": {m[1]}, "username": {"ann"}, "password": {"secret"}}.Encode()
+	req := httptest.NewRequestWithContext(ctx, "POST", "/console/login", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for _, c := range form.Result().Cookies() {
+		req.AddCookie(c)
+	}
+	buf.Reset()
+	a.app.Handler.ServeHTTP(httptest.NewRecorder(), req)
+	var logged []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		logged = append(logged, l)
+		if l["level"] == "ERROR" || l["status"] == 500.0 {
+			t.Errorf("logged as a server error: %s", line)
+		}
+	}
+	if len(logged) == 0 || logged[len(logged)-1]["msg"] != "request" || logged[len(logged)-1]["status"] != 499.0 {
+		t.Errorf("no request line with status 499: %s", buf.String())
 	}
 }

@@ -144,7 +144,7 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 			}
 			attrs := []slog.Attr{
 				slog.String("method", v.Method),
-				slog.String("path", v.URIPath),
+				slog.String("path", redactedPath(v.URIPath)),
 				slog.Int("status", v.Status),
 				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),
 				slog.String("remote_ip", v.RemoteIP),

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,5 +71,39 @@ func TestPprofListener(t *testing.T) {
 	if c, err := net.Dial("tcp", profiles.Addr().String()); err == nil {
 		c.Close()
 		t.Error("the profiles listener still accepts after the server stopped")
+	}
+}
+
+// TestPprofRefusesOtherHosts: a page on another site that resolves its own
+// name to 127.0.0.1 (DNS rebinding) can make a browser on the host send
+// requests to the profiles listener; they carry that name as Host and are
+// refused. Loopback names and addresses are served (issue 28 item 11).
+func TestPprofRefusesOtherHosts(t *testing.T) {
+	h := pprofHandler()
+	for _, tc := range []struct {
+		host string
+		want int
+	}{
+		{"127.0.0.1:6060", http.StatusOK},
+		{"127.0.0.1", http.StatusOK},
+		{"127.5.6.7:6060", http.StatusOK},
+		{"[::1]:6060", http.StatusOK},
+		{"localhost:6060", http.StatusOK},
+		{"LOCALHOST", http.StatusOK},
+		{"evil.example:6060", http.StatusForbidden},
+		{"evil.example", http.StatusForbidden},
+		{"localhost.evil.example:6060", http.StatusForbidden},
+		{"10.0.0.5:6060", http.StatusForbidden},
+		{"", http.StatusForbidden},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/debug/pprof/cmdline", nil)
+			req.Host = tc.host
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("Host %q: status %d, want %d", tc.host, rec.Code, tc.want)
+			}
+		})
 	}
 }

@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "strconv"
 
-// ErrorPage is the console's page for 403, 404, 429 and 500.
+// ErrorPage is the console's page for 400, 403, 404, 413, 415, 429 and 500.
 func ErrorPage(p Page, d ErrorData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -203,7 +203,7 @@ func ErrorPage(p Page, d ErrorData) templ.Component {
 // own text share the 500 one.
 func errorKey(status int) string {
 	switch status {
-	case 400, 403, 404, 429:
+	case 400, 403, 404, 413, 415, 429:
 		return "error." + strconv.Itoa(status)
 	}
 	return "error.500"
