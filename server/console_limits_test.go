@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 // countingBody is a request body of a header, size filler bytes and a
@@ -96,8 +97,8 @@ func vmRSS() string {
 // the resident memory before and after is printed.
 func TestConsoleBodyLimitUnauthenticated(t *testing.T) {
 	env := newConsoleEnv(t)
-	resetPath, err := createResetLink(context.Background(), env.db, env.staff[core.RoleBoxOffice],
-		core.AuditEntry{At: env.clock.Now(), Action: core.AuditPasswordResetLink})
+	resetPath, err := createResetLink(context.Background(), env.db, env.staff[access.RoleBoxOffice],
+		core.AuditEntry{At: env.clock.Now(), Action: access.AuditPasswordResetLink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestConsoleBodyLimitUnauthenticated(t *testing.T) {
 // own, larger limit and takes multipart; other forms refuse multipart.
 func TestConsoleBodyLimitSignedIn(t *testing.T) {
 	env := newConsoleEnv(t)
-	admin := env.login(core.RoleAdmin)
+	admin := env.login(access.RoleAdmin)
 	cases := []struct {
 		name, path          string
 		size                int64

@@ -260,7 +260,7 @@ func liveHeap() uint64 {
 // and one like "=HYPERLINK(...)" must arrive as text (issue 28 item 11).
 func TestConsoleOrdersCSVSafe(t *testing.T) {
 	env := newConsoleEnv(t)
-	b := env.login(core.RoleBoxOffice)
+	b := env.login(access.RoleBoxOffice)
 	for i, txn := range []string{`=HYPERLINK("http://evil.example","x")`, "+1+2", "-2+3", "@SUM(A1)"} {
 		o, err := env.engine.Place(context.Background(), core.PlaceRequest{UserID: int64(100 + i), ShowID: env.show.ID,
 			SeatIDs: []string{fmt.Sprintf("A-%d", i+1)}, Customer: core.Customer{Name: "=cmd" + txn}})

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 func TestLoggerAddsTraceID(t *testing.T) {
@@ -68,13 +69,13 @@ func TestRequestLogRedactsSecrets(t *testing.T) {
 	a := newTestApp(t)
 	a.app.Handler = NewServer(a.app.cfg, Deps{Engine: a.app.engine, DB: a.app.DB, Hub: a.app.hub,
 		Registry: prometheus.NewRegistry(), Logger: NewLogger(&buf, slog.LevelDebug)})
-	staff, err := a.app.DB.CreateStaff(t.Context(), core.Staff{Username: "ann", Role: core.RoleBoxOffice,
+	staff, err := a.app.DB.CreateStaff(t.Context(), access.Staff{Username: "ann", Role: access.RoleBoxOffice,
 		CreatedAt: time.Now()}, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	link, err := createResetLink(t.Context(), a.app.DB, staff, core.AuditEntry{At: time.Now(),
-		Action: core.AuditPasswordResetLink})
+		Action: access.AuditPasswordResetLink})
 	if err != nil {
 		t.Fatal(err)
 	}
