@@ -40,6 +40,11 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 	if err != nil && !unknown {
 		return err
 	}
+	if !unknown && o.order.OrderNo != p.OrderNo {
+		// Found only by the collation (MariaDB's ignores case): money for
+		// a number we never issued, as on SQLite.
+		unknown, o.order = true, Order{}
+	}
 	// What the payment does is known once the order row is locked, so
 	// its result goes in with the payment row, not in an UPDATE after.
 	rec := p
@@ -146,7 +151,8 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 		events []Event
 	)
 	for _, j := range jobs {
-		p, o := j.p, orders[j.p.OrderNo]
+		p := j.p
+		o, found := orders[p.OrderNo]
 		if prev, ok := recorded[p.TxnID]; ok {
 			if prev.OrderNo != p.OrderNo || prev.AmountCents != p.AmountCents {
 				return false, nil
@@ -154,7 +160,7 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 			j.out = payOutcome{duplicate: true, order: o}
 			continue
 		}
-		if o.OrderNo == "" || o.Status != StatusPending || o.AmountCents != p.AmountCents {
+		if !found || o.Status != StatusPending || o.AmountCents != p.AmountCents {
 			return false, nil
 		}
 		rec := p
