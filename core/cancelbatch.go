@@ -60,6 +60,21 @@ func (j *cancelJob) write(ctx context.Context, tx Tx) error {
 	return r.audit(ctx, tx, now, j.order, true)
 }
 
+// landed: a win is in the database when the order is cancelled at this
+// job's time, for its reason, by its actor; nothing else writes those
+// together. A cancel that lost wrote nothing to find (or an audit row).
+func (j *cancelJob) landed(ctx context.Context, tx Tx) (wrote, landed bool, err error) {
+	if !j.won {
+		return false, false, nil
+	}
+	o, err := tx.OrderForUpdate(ctx, j.r.OrderNo)
+	if err != nil {
+		return true, false, err
+	}
+	return true, o.Status == StatusCancelled && o.ClosedAt.UnixMilli() == j.now.UnixMilli() &&
+		o.CancelReason == j.r.Reason && o.CancelActor == j.r.Actor, nil
+}
+
 func (j *cancelJob) cancelledEvent() Event {
 	d := map[string]any{"reason": j.r.Reason, "actor": j.r.Actor, "seat_ids": j.released}
 	if j.r.Note != "" {

@@ -22,7 +22,8 @@ type payOutcome struct {
 	order               Order
 	discKind            string // the case it opened, if any
 	mismatch, duplicate bool
-	conflict            bool // its txn id names other money
+	conflict            bool   // its txn id names other money
+	recorded            string // the result written with its payment row; "": no row written
 }
 
 func (j *payJob) orderNo() string         { return j.p.OrderNo }
@@ -61,6 +62,9 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 	inserted, err := tx.InsertPayment(ctx, rec)
 	if err != nil {
 		return err
+	}
+	if inserted {
+		o.recorded = rec.Result
 	}
 	if !inserted {
 		prev, err := tx.PaymentByTxn(ctx, p.TxnID)
@@ -118,6 +122,25 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 		"order_amount_cents": o.order.AmountCents, "order_status": o.order.Status.String()}})
 }
 
+// landed: the payment is in the database when its txn id's row is this
+// callback's (order, amount, time received) with the result it wrote. A
+// repeat wrote no row; a txn id naming other money wrote only its case.
+func (j *payJob) landed(ctx context.Context, tx Tx) (wrote, landed bool, err error) {
+	if j.out.recorded == "" {
+		return false, false, nil
+	}
+	if _, err := tx.OrderForUpdate(ctx, j.p.OrderNo); err != nil && !errors.Is(err, ErrOrderNotFound) {
+		return true, false, err
+	}
+	pays, err := tx.PaymentsByTxns(ctx, []string{j.p.TxnID})
+	if err != nil {
+		return true, false, err
+	}
+	prev, ok := pays[j.p.TxnID]
+	return true, ok && prev.OrderNo == j.p.OrderNo && prev.AmountCents == j.p.AmountCents &&
+		prev.Result == j.out.recorded && prev.ReceivedAt.UnixMilli() == j.p.ReceivedAt.UnixMilli(), nil
+}
+
 // payTogether writes a batch of callbacks in five statements whatever its
 // size, when each callback either pays a pending order of the same amount
 // or repeats a callback recorded before: the orders locked with one read,
@@ -169,7 +192,7 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 		paid[p.OrderNo] = Transition{At: j.now, TxnID: p.TxnID, Actor: p.actor()}
 		events = append(events, Event{OrderNo: p.OrderNo, At: j.now, Kind: EventPaid, Detail: p.detail()})
 		o.Status, o.PaidTxnID, o.ClosedAt = StatusPaid, p.TxnID, j.now
-		j.out = payOutcome{result: PaymentApplied, order: o}
+		j.out = payOutcome{result: PaymentApplied, order: o, recorded: rec.Result}
 	}
 	if len(pays) == 0 {
 		return true, nil
