@@ -7,13 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"seatflow/core"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 )
 
 // TestGroupCommitCommitUnknown is issue 28 item 3: a batch of 16 orders
-// (placements, cancels or payments) whose COMMIT goes unanswered, either
+// (placements, cancels or payments), or a lone one written in a
+// transaction of its own, whose COMMIT goes unanswered, either
 // after it landed or without landing (stacktest.CommitFault: on MariaDB
 // the batch's connection is cut right after the COMMIT goes out, or as it
 // would). Either way every caller gets the answer it gets without the
@@ -24,20 +27,28 @@ import (
 // again.
 func TestGroupCommitCommitUnknown(t *testing.T) {
 	for _, kind := range []string{"place", "cancel", "pay"} {
-		for _, landed := range []bool{true, false} {
-			name := map[bool]string{true: "commit landed", false: "commit lost"}[landed]
-			t.Run(kind+", "+name, func(t *testing.T) {
-				stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
-					commitUnknownCase(t, st, kind, landed)
+		for _, lone := range []bool{false, true} {
+			for _, landed := range []bool{true, false} {
+				name := kind + map[bool]string{false: ", batch", true: ", alone"}[lone] +
+					map[bool]string{true: ", commit landed", false: ", commit lost"}[landed]
+				t.Run(name, func(t *testing.T) {
+					stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+						commitUnknownCase(t, st, kind, lone, landed)
+					})
 				})
-			})
+			}
 		}
 	}
 }
 
-func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, landed bool) {
+// commitUnknownCase runs one case: 16 requests in one batch behind the
+// writers held busy by plugs, or one request (lone) and no plugs.
+func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, lone, landed bool) {
 	ctx := context.Background()
-	const n = 16
+	n, plugs := 16, 0
+	if lone {
+		n = 1
+	}
 	show := st.NewShow(t, 4, 20)
 	direct := st.Engine(t, core.Config{HoldTTL: time.Minute}, nil)
 	place := func(user int64, seat string) core.Order {
@@ -51,11 +62,15 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, landed bo
 
 	cf := st.CommitFault(t)
 	gs := &gatedStore{Store: cf, gate: make(chan struct{}), holdN: core.PlaceWriters}
+	if lone {
+		gs.holdN = -1 // hold nothing
+	}
 	var armed atomic.Bool
 	gs.inTx = func(tx core.Tx) core.Tx {
-		// The batch's is the first transaction let through that writes
-		// events: its COMMIT is the one lost, nothing after it.
-		return faultTx{Tx: tx, beforeEvents: func() error {
+		// The batch's (or the lone write's) is the first transaction let
+		// through that writes events: its COMMIT is the one lost, nothing
+		// after it.
+		return eventsHookTx{Tx: tx, before: func() error {
 			if armed.CompareAndSwap(false, true) {
 				return cf.LoseCommit(ctx, tx, landed)
 			}
@@ -72,16 +87,29 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, landed bo
 	var (
 		orders []core.Order // the batch's, after it
 		writer string
-		plugs  int
 	)
+	// inBatch runs the requests, with the plugs first unless lone.
+	inBatch := func(queued func() int, plug func(i int), req func(i int)) {
+		if lone {
+			req(0)
+			return
+		}
+		inOneBatch(t, gs, queued, plugs, plug, n, req)
+	}
 	switch kind {
 	case "place":
-		writer, plugs = core.WriterPlace, core.PlaceWriters
+		writer = core.WriterPlace
 		reqs := make([]core.PlaceRequest, n)
 		for i := range reqs {
 			reqs[i] = core.PlaceRequest{UserID: int64(i + 1), ShowID: show.ID, SeatIDs: []string{seat(i)}}
 		}
-		errs := placeInOneBatch(t, eng, gs, show.ID, []string{"D-1", "D-2", "D-3", "D-4"}, reqs)
+		errs := make([]error, n)
+		if lone {
+			_, errs[0] = eng.Place(ctx, reqs[0])
+		} else {
+			plugs = core.PlaceWriters
+			errs = placeInOneBatch(t, eng, gs, show.ID, []string{"D-1", "D-2", "D-3", "D-4"}, reqs)
+		}
 		for i, r := range reqs {
 			nos := ordersOf(t, st, show.ID, r.UserID)
 			if errs[i] != nil || len(nos) != 1 {
@@ -95,7 +123,10 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, landed bo
 			orders = append(orders, o)
 		}
 	case "cancel":
-		writer, plugs = core.WriterCancel, core.CancelWriters
+		writer = core.WriterCancel
+		if !lone {
+			plugs = core.CancelWriters
+		}
 		var plugOrders []core.Order
 		for i := range plugs {
 			plugOrders = append(plugOrders, place(900+int64(i), fmt.Sprintf("D-%d", i+1)))
@@ -108,20 +139,23 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, landed bo
 		}
 		results := make([]core.CancelResult, n)
 		errs := make([]error, n)
-		inOneBatch(t, gs, func() int { return core.CancelQueueLen(eng) },
-			plugs, func(i int) {
+		inBatch(func() int { return core.CancelQueueLen(eng) },
+			func(i int) {
 				if _, err := eng.CancelAndRelease(ctx, staff(plugOrders[i].OrderNo)); err != nil {
 					t.Errorf("plug cancel: %v", err)
 				}
 			},
-			n, func(i int) { results[i], errs[i] = eng.CancelAndRelease(ctx, staff(orders[i].OrderNo)) })
+			func(i int) { results[i], errs[i] = eng.CancelAndRelease(ctx, staff(orders[i].OrderNo)) })
 		for i, o := range orders {
 			if r := results[i]; errs[i] != nil || !r.Won || r.Order.OrderNo != o.OrderNo || r.Order.Status != core.StatusCancelled {
 				t.Errorf("cancel of %s: %v, won %v, order %q %v; want won, cancelled", o.OrderNo, errs[i], r.Won, r.Order.OrderNo, r.Order.Status)
 			}
 		}
 	case "pay":
-		writer, plugs = core.WriterPay, core.PayWriters
+		writer = core.WriterPay
+		if !lone {
+			plugs = core.PayWriters
+		}
 		var plugOrders []core.Order
 		for i := range plugs {
 			plugOrders = append(plugOrders, place(900+int64(i), fmt.Sprintf("D-%d", i+1)))
@@ -134,13 +168,13 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, landed bo
 		}
 		results := make([]core.PaymentResult, n)
 		errs := make([]error, n)
-		inOneBatch(t, gs, func() int { return core.PayQueueLen(eng) },
-			plugs, func(i int) {
+		inBatch(func() int { return core.PayQueueLen(eng) },
+			func(i int) {
 				if _, err := eng.HandlePayment(ctx, pay(plugOrders[i], "PLUG-"+plugOrders[i].OrderNo)); err != nil {
 					t.Errorf("plug payment: %v", err)
 				}
 			},
-			n, func(i int) { results[i], errs[i] = eng.HandlePayment(ctx, pay(orders[i], fmt.Sprintf("T-%d", i))) })
+			func(i int) { results[i], errs[i] = eng.HandlePayment(ctx, pay(orders[i], fmt.Sprintf("T-%d", i))) })
 		for i, o := range orders {
 			if errs[i] != nil || results[i] != core.PaymentApplied {
 				t.Errorf("payment of %s: %q, %v; want paid", o.OrderNo, results[i], errs[i])
@@ -197,11 +231,38 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, landed bo
 		}
 	}
 	// A batch that landed is settled by reading it back; one that did not
-	// is written again, one by one.
+	// is written again, one by one. A lone write is never a fallback.
 	batches, jobs, fallbacks := batchFigures(t, metrics, writer)
-	wantFallbacks := map[bool]float64{false: 1}[landed]
+	wantFallbacks := 0.0
+	if !landed && !lone {
+		wantFallbacks = 1
+	}
 	if fallbacks != wantFallbacks || (landed && (batches != uint64(plugs)+1 || jobs != float64(plugs+n))) {
 		t.Errorf("%s: %d transactions of %v jobs, %v fallbacks; want %v fallbacks (and, landed, %d of %d)",
 			writer, batches, jobs, fallbacks, wantFallbacks, plugs+1, plugs+n)
 	}
+}
+
+// eventsHookTx runs before ahead of the transaction's first event write:
+// the last statements of every batch and of every lone write.
+type eventsHookTx struct {
+	core.Tx
+	before func() error
+}
+
+// SQL lets the DB queue's outbox write in the wrapped transaction.
+func (h eventsHookTx) SQL() *sqlx.Tx { return h.Tx.(interface{ SQL() *sqlx.Tx }).SQL() }
+
+func (h eventsHookTx) AddEvent(ctx context.Context, ev core.Event) error {
+	if err := h.before(); err != nil {
+		return err
+	}
+	return h.Tx.AddEvent(ctx, ev)
+}
+
+func (h eventsHookTx) AddEvents(ctx context.Context, evs []core.Event) error {
+	if err := h.before(); err != nil {
+		return err
+	}
+	return h.Tx.AddEvents(ctx, evs)
 }

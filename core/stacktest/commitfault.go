@@ -102,7 +102,9 @@ func (f *CommitFault) InTx(ctx context.Context, fn func(core.Tx) error) error {
 		return err
 	})
 	if ft != nil && ft.fault != 0 && (err == nil || errors.Is(err, errRollBack)) {
-		return fmt.Errorf("stacktest: commit unanswered (landed: %v): %w", ft.fault == faultLanded, core.ErrCommitUnknown)
+		// As the store reports it: unavailable, and the outcome unknown.
+		return &core.Error{Kind: core.KindUnavailable, Code: core.ErrStoreUnavailable.Code,
+			Message: fmt.Sprintf("stacktest: commit unanswered (landed: %v)", ft.fault == faultLanded), Err: core.ErrCommitUnknown}
 	}
 	return err
 }
