@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,12 +43,18 @@ func TestGroupCommitCommitUnknown(t *testing.T) {
 }
 
 // commitUnknownCase runs one case: 16 requests in one batch behind the
-// writers held busy by plugs, or one request (lone) and no plugs.
+// writers held busy by plugs, or one request (lone) and no plugs. A batch
+// of cancels or payments has 2 more requests that write nothing (cancels
+// of orders cancelled before, repeats of callbacks recorded before): once
+// the others' writes show the batch landed, their answers stand too.
 func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, lone, landed bool) {
 	ctx := context.Background()
-	n, plugs := 16, 0
+	n, plugs, extras := 16, 0, 2
 	if lone {
-		n = 1
+		n, extras = 1, 0
+	}
+	if kind == "place" {
+		extras = 0
 	}
 	show := st.NewShow(t, 4, 20)
 	direct := st.Engine(t, core.Config{HoldTTL: time.Minute}, nil)
@@ -88,13 +95,17 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, lone, lan
 		orders []core.Order // the batch's, after it
 		writer string
 	)
-	// inBatch runs the requests, with the plugs first unless lone.
+	// inBatch runs the n+extras requests, with the plugs first unless lone.
 	inBatch := func(queued func() int, plug func(i int), req func(i int)) {
 		if lone {
 			req(0)
 			return
 		}
-		inOneBatch(t, gs, queued, plugs, plug, n, req)
+		inOneBatch(t, gs, queued, plugs, plug, n+extras, req)
+	}
+	var extraOrders []core.Order // cancelled or paid before the batch
+	for i := range extras {
+		extraOrders = append(extraOrders, place(700+int64(i), fmt.Sprintf("B-%d", i+1)))
 	}
 	switch kind {
 	case "place":
@@ -137,18 +148,25 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, lone, lan
 		staff := func(no string) core.CancelRequest {
 			return core.CancelRequest{OrderNo: no, Reason: core.ReasonStaff, Actor: "staff:test"}
 		}
-		results := make([]core.CancelResult, n)
-		errs := make([]error, n)
+		for _, o := range extraOrders {
+			if _, err := direct.CancelAndRelease(ctx, core.CancelRequest{OrderNo: o.OrderNo, Reason: core.ReasonCustomer, Actor: "user:700"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all := append(slices.Clone(orders), extraOrders...)
+		results := make([]core.CancelResult, len(all))
+		errs := make([]error, len(all))
 		inBatch(func() int { return core.CancelQueueLen(eng) },
 			func(i int) {
 				if _, err := eng.CancelAndRelease(ctx, staff(plugOrders[i].OrderNo)); err != nil {
 					t.Errorf("plug cancel: %v", err)
 				}
 			},
-			func(i int) { results[i], errs[i] = eng.CancelAndRelease(ctx, staff(orders[i].OrderNo)) })
-		for i, o := range orders {
-			if r := results[i]; errs[i] != nil || !r.Won || r.Order.OrderNo != o.OrderNo || r.Order.Status != core.StatusCancelled {
-				t.Errorf("cancel of %s: %v, won %v, order %q %v; want won, cancelled", o.OrderNo, errs[i], r.Won, r.Order.OrderNo, r.Order.Status)
+			func(i int) { results[i], errs[i] = eng.CancelAndRelease(ctx, staff(all[i].OrderNo)) })
+		for i, o := range all {
+			wantWon := i < n
+			if r := results[i]; errs[i] != nil || r.Won != wantWon || r.Order.OrderNo != o.OrderNo || r.Order.Status != core.StatusCancelled {
+				t.Errorf("cancel of %s: %v, won %v, order %q %v; want won %v, cancelled", o.OrderNo, errs[i], r.Won, r.Order.OrderNo, r.Order.Status, wantWon)
 			}
 		}
 	case "pay":
@@ -166,18 +184,33 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, lone, lan
 		pay := func(o core.Order, txn string) core.Payment {
 			return core.Payment{OrderNo: o.OrderNo, TxnID: txn, AmountCents: o.AmountCents}
 		}
-		results := make([]core.PaymentResult, n)
-		errs := make([]error, n)
+		var reqs []core.Payment
+		for i, o := range orders {
+			reqs = append(reqs, pay(o, fmt.Sprintf("T-%d", i)))
+		}
+		for i, o := range extraOrders {
+			p := pay(o, fmt.Sprintf("T-BEFORE-%d", i))
+			if res, err := direct.HandlePayment(ctx, p); res != core.PaymentApplied || err != nil {
+				t.Fatalf("paying order %s before the batch: %q %v", o.OrderNo, res, err)
+			}
+			reqs = append(reqs, p)
+		}
+		results := make([]core.PaymentResult, len(reqs))
+		errs := make([]error, len(reqs))
 		inBatch(func() int { return core.PayQueueLen(eng) },
 			func(i int) {
 				if _, err := eng.HandlePayment(ctx, pay(plugOrders[i], "PLUG-"+plugOrders[i].OrderNo)); err != nil {
 					t.Errorf("plug payment: %v", err)
 				}
 			},
-			func(i int) { results[i], errs[i] = eng.HandlePayment(ctx, pay(orders[i], fmt.Sprintf("T-%d", i))) })
-		for i, o := range orders {
-			if errs[i] != nil || results[i] != core.PaymentApplied {
-				t.Errorf("payment of %s: %q, %v; want paid", o.OrderNo, results[i], errs[i])
+			func(i int) { results[i], errs[i] = eng.HandlePayment(ctx, reqs[i]) })
+		for i, p := range reqs {
+			want := core.PaymentApplied
+			if i >= n {
+				want = core.PaymentDuplicate
+			}
+			if errs[i] != nil || results[i] != want {
+				t.Errorf("payment %s of %s: %q, %v; want %q", p.TxnID, p.OrderNo, results[i], errs[i], want)
 			}
 		}
 	}
@@ -237,9 +270,9 @@ func commitUnknownCase(t *testing.T, st *stacktest.Stack, kind string, lone, lan
 	if !landed && !lone {
 		wantFallbacks = 1
 	}
-	if fallbacks != wantFallbacks || (landed && (batches != uint64(plugs)+1 || jobs != float64(plugs+n))) {
+	if fallbacks != wantFallbacks || (landed && (batches != uint64(plugs)+1 || jobs != float64(plugs+n+extras))) {
 		t.Errorf("%s: %d transactions of %v jobs, %v fallbacks; want %v fallbacks (and, landed, %d of %d)",
-			writer, batches, jobs, fallbacks, wantFallbacks, plugs+1, plugs+n)
+			writer, batches, jobs, fallbacks, wantFallbacks, plugs+1, plugs+n+extras)
 	}
 }
 
