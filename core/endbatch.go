@@ -19,8 +19,9 @@ import (
 // in a cycle. A batch that fails (a deadlock, a lost connection, an order
 // that does not exist) is rolled back and its jobs written one by one, so
 // one failure never fails the others; a batch whose COMMIT went unanswered
-// is first read back (settleEndings), so no landed job is written twice. What follows the commit (Redis,
-// metrics, the answer) stays each caller's own, after do returns.
+// is first read back (settleEndings), so no landed job is written twice.
+// What follows the commit (Redis, metrics, the answer) stays each caller's
+// own, after do returns.
 const (
 	endWriters  = 4
 	endMaxBatch = 64

@@ -63,9 +63,6 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 	if err != nil {
 		return err
 	}
-	if inserted {
-		o.recorded = rec.Result
-	}
 	if !inserted {
 		prev, err := tx.PaymentByTxn(ctx, p.TxnID)
 		if err != nil {
@@ -80,6 +77,7 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 		o.conflict, o.discKind = true, DiscrepancyTxnConflict
 		return recordTxnConflict(ctx, tx, p, prev, now, !unknown)
 	}
+	o.recorded = rec.Result
 	if unknown {
 		o.result, o.discKind = PaymentDiscrepancy, DiscrepancyUnknownOrder
 		return tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: o.discKind,
