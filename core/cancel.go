@@ -86,7 +86,8 @@ func (e *Engine) Cancel(ctx context.Context, orderNo string, userID int64) (Orde
 	}
 	actor := fmt.Sprintf("%s%d", ActorCustomerPrefix, userID)
 	if o.Status == StatusPending {
-		res, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: orderNo, Reason: ReasonCustomer, Actor: actor})
+		// The number as stored: the caller's may be spelled otherwise.
+		res, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: o.OrderNo, Reason: ReasonCustomer, Actor: actor})
 		if err != nil {
 			return Order{}, err
 		}

@@ -34,6 +34,12 @@ func (j *cancelJob) write(ctx context.Context, tx Tx) error {
 	if j.order, err = tx.OrderForUpdate(ctx, r.OrderNo); err != nil {
 		return err
 	}
+	if j.order.OrderNo != r.OrderNo {
+		// Found only by the collation (MariaDB's ignores case): the
+		// results are keyed by the stored number, so this is no order of
+		// the caller's, as on SQLite.
+		return fmt.Errorf("order %s (stored as %s): %w", r.OrderNo, j.order.OrderNo, ErrOrderNotFound)
+	}
 	if j.expiry && now.Before(j.order.ExpireAt) {
 		return nil // an expiry cancel of a hold extended since its caller looked
 	}
@@ -54,6 +60,21 @@ func (j *cancelJob) write(ctx context.Context, tx Tx) error {
 	return r.audit(ctx, tx, now, j.order, true)
 }
 
+// landed: a win is in the database when the order is cancelled at this
+// job's time, for its reason, by its actor; nothing else writes those
+// together. A cancel that lost wrote nothing to find (or an audit row).
+func (j *cancelJob) landed(ctx context.Context, tx Tx) (wrote, landed bool, err error) {
+	if !j.won {
+		return false, false, nil
+	}
+	o, err := tx.OrderForUpdate(ctx, j.r.OrderNo)
+	if err != nil {
+		return true, false, err
+	}
+	return true, o.Status == StatusCancelled && o.ClosedAt.UnixMilli() == j.now.UnixMilli() &&
+		o.CancelReason == j.r.Reason && o.CancelActor == j.r.Actor, nil
+}
+
 func (j *cancelJob) cancelledEvent() Event {
 	d := map[string]any{"reason": j.r.Reason, "actor": j.r.Actor, "seat_ids": j.released}
 	if j.r.Note != "" {
@@ -69,7 +90,8 @@ func (j *cancelJob) cancelledEvent() Event {
 // order ended, or (on an expiry path) extended past now, writes nothing,
 // as alone. A staff cancel (it writes an audit row), an order that does
 // not exist, or two cancels of one order have the batch written cancel by
-// cancel instead (false), in the same transaction.
+// cancel instead (false), in the same transaction; so does an order
+// stored under another spelling of its number.
 func cancelTogether(ctx context.Context, tx Tx, jobs []*cancelJob) (bool, error) {
 	nos := make([]string, len(jobs))
 	seen := make(map[string]bool, len(jobs))
@@ -84,8 +106,12 @@ func cancelTogether(ctx context.Context, tx Tx, jobs []*cancelJob) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	if len(orders) != len(jobs) {
-		return false, nil
+	for _, j := range jobs {
+		if _, ok := orders[j.r.OrderNo]; !ok {
+			// Missing, or stored under another spelling: cancel by cancel,
+			// where it fails alone, never as an empty order.
+			return false, nil
+		}
 	}
 	cancel := make(map[string]Transition, len(jobs))
 	var winners []*cancelJob

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,5 +175,96 @@ func TestGroupCommitCancels(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestGroupCommitCancelOtherSpelling is issue 28 item 2 on MariaDB, whose
+// collation ignores case: cancels that name their orders in another case
+// (upper-case hex) are written in one batch beside cancels spelled as
+// stored. A customer's cancel acts on its order as stored: the answer
+// names the order, cancelled, and its seat is free in the seat store. A
+// cancel through the engine with the other spelling is "not found", as on
+// SQLite, never a win over an empty order.
+func TestGroupCommitCancelOtherSpelling(t *testing.T) {
+	st := stacktest.Real(t)
+	ctx := context.Background()
+	show := st.NewShow(t, 4, 20)
+	direct := st.Engine(t, core.Config{HoldTTL: time.Minute}, nil)
+	place := func(user int64, seat string) string {
+		o, err := direct.Place(ctx, core.PlaceRequest{UserID: user, ShowID: show.ID, SeatIDs: []string{seat}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.OrderNo
+	}
+	var plugs []string
+	for i := range core.CancelWriters {
+		plugs = append(plugs, place(900+int64(i), fmt.Sprintf("D-%d", i+1)))
+	}
+	type req struct {
+		no, seat string
+		user     int64
+		customer bool // engine.Cancel, as the API's customer cancel; else CancelAndRelease
+		upper    bool // the number in upper case
+	}
+	var reqs []req
+	for i := range 8 {
+		r := req{seat: fmt.Sprintf("A-%d", i+1), user: int64(i + 1), customer: i < 6, upper: i%2 == 0}
+		r.no = place(r.user, r.seat)
+		reqs = append(reqs, r)
+	}
+
+	gs := &gatedStore{Store: st.DB, gate: make(chan struct{}), holdN: core.CancelWriters}
+	eng, err := core.NewEngine(core.Config{HoldTTL: time.Minute, Delay: core.DefaultDelayPolicy()},
+		core.Deps{Store: gs, Seats: st.Seats, Queue: st.Queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]core.Order, len(reqs))
+	errs := make([]error, len(reqs))
+	inOneBatch(t, gs, func() int { return core.CancelQueueLen(eng) },
+		len(plugs), func(i int) {
+			if _, err := eng.CancelAndRelease(ctx, core.CancelRequest{OrderNo: plugs[i], Reason: core.ReasonStaff, Actor: "staff:test"}); err != nil {
+				t.Errorf("plug cancel: %v", err)
+			}
+		},
+		len(reqs), func(i int) {
+			r := reqs[i]
+			no := r.no
+			if r.upper {
+				no = strings.ToUpper(no)
+			}
+			if r.customer {
+				got[i], errs[i] = eng.Cancel(ctx, no, r.user)
+				return
+			}
+			var res core.CancelResult
+			res, errs[i] = eng.CancelAndRelease(ctx, core.CancelRequest{OrderNo: no, Reason: core.ReasonStaff, Actor: "staff:test"})
+			got[i] = res.Order
+		})
+
+	for i, r := range reqs {
+		wantStatus, wantSeat := core.StatusCancelled, core.SeatAvailable
+		switch {
+		case r.upper && !r.customer:
+			if !errors.Is(errs[i], core.ErrOrderNotFound) {
+				t.Errorf("cancel of %s spelled %s: %v, %+v; want order_not_found", r.no, strings.ToUpper(r.no), errs[i], got[i])
+			}
+			wantStatus, wantSeat = core.StatusPending, core.SeatLocked
+		case errs[i] != nil:
+			t.Errorf("cancel of %s (upper case %v): %v", r.no, r.upper, errs[i])
+		case got[i].OrderNo != r.no || got[i].Status != core.StatusCancelled:
+			t.Errorf("cancel of %s (upper case %v) answered order %q, %v; want it cancelled", r.no, r.upper, got[i].OrderNo, got[i].Status)
+		}
+		o, err := st.DB.Order(ctx, r.no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Status != wantStatus {
+			t.Errorf("order %s is %v in the DB, want %v", r.no, o.Status, wantStatus)
+		}
+		if state := seatState(t, st, show.ID, r.seat); state != wantSeat {
+			t.Errorf("seat of order %s is %v in the seat store, want %v", r.no, state, wantSeat)
+		}
 	}
 }

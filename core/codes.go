@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"regexp"
 	"strings"
 )
 
@@ -68,13 +69,30 @@ func insertWithCode(ctx context.Context, tx Tx, o *Order, draw func() string) er
 	}
 }
 
+// orderNoPattern is newOrderNo's form in any case: "SF", the UTC second
+// and 12 hex digits.
+var orderNoPattern = regexp.MustCompile(`(?i)^sf[0-9]{14}[0-9a-f]{12}$`)
+
+// NormalizeOrderNo spells an order number typed in any case as newOrderNo
+// does ("SF", digits, lower-case hex); anything else is returned as is.
+// MariaDB's collation finds the row by any spelling, but the engine keys
+// what it writes by the exact string, so a number must reach it as stored.
+func NormalizeOrderNo(s string) string {
+	if !orderNoPattern.MatchString(s) {
+		return s
+	}
+	return "SF" + strings.ToLower(s[2:])
+}
+
 // OrderNo resolves what a caller typed for an order: a short code (in any
-// case, with confusables) or the order number itself, returned as is when
-// it is not a code. An unknown code is ErrOrderNotFound.
+// case, with confusables) or the order number itself, normalized
+// (NormalizeOrderNo) when it is not a code. An unknown code is
+// ErrOrderNotFound. Every handler that takes an order reference goes
+// through it.
 func (e *Engine) OrderNo(ctx context.Context, ref string) (string, error) {
 	code, ok := NormalizeCode(ref)
 	if !ok || len(code) != CodeLen {
-		return ref, nil
+		return NormalizeOrderNo(ref), nil
 	}
 	return e.store.OrderNoByCode(ctx, code)
 }

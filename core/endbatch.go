@@ -3,6 +3,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 )
 
@@ -17,8 +18,10 @@ import (
 // two of payments, or one of each) never wait on each other's order rows
 // in a cycle. A batch that fails (a deadlock, a lost connection, an order
 // that does not exist) is rolled back and its jobs written one by one, so
-// one failure never fails the others. What follows the commit (Redis,
-// metrics, the answer) stays each caller's own, after do returns.
+// one failure never fails the others; a batch whose COMMIT went unanswered
+// is first read back (settleEndings), so no landed job is written twice.
+// What follows the commit (Redis, metrics, the answer) stays each caller's
+// own, after do returns.
 const (
 	endWriters  = 4
 	endMaxBatch = 64
@@ -29,6 +32,11 @@ type ending interface {
 	orderNo() string                 // the order it ends: batches lock in this order
 	caller() context.Context         // its cancel applies when written alone
 	write(context.Context, Tx) error // the job in tx; InTx may run it again, so it sets its results afresh
+	// landed reads, in a transaction after the one of write whose COMMIT
+	// went unanswered, whether write's writes are in the database (then
+	// its results stand); wrote is false when write wrote nothing it can
+	// recognise (commitunknown.go).
+	landed(context.Context, Tx) (wrote, landed bool, err error)
 }
 
 // newEndWriter is an ending writer whose batches are counted under writer.
@@ -48,11 +56,8 @@ func writeEndings[J ending](e *Engine, ctx context.Context, writer string, toget
 			close(j.done)
 		}
 	}()
-	alone := func(j *gcJob[J]) error {
-		return e.store.InTx(j.v.caller(), func(tx Tx) error { return j.v.write(j.v.caller(), tx) })
-	}
 	if len(batch) == 1 {
-		if batch[0].err = alone(batch[0]); batch[0].err == nil {
+		if batch[0].err = writeEndingAlone(e, batch[0].v); batch[0].err == nil {
 			e.metrics.GroupCommitBatch.WithLabelValues(writer).Observe(1)
 		}
 		return
@@ -77,8 +82,12 @@ func writeEndings[J ending](e *Engine, ctx context.Context, writer string, toget
 		e.metrics.GroupCommitBatch.WithLabelValues(writer).Observe(float64(len(batch)))
 		return
 	}
+	if errors.Is(err, ErrCommitUnknown) {
+		settleEndings(e, ctx, writer, batch, err)
+		return
+	}
 	e.metrics.GroupCommitFallbacks.WithLabelValues(writer).Inc()
 	for _, j := range batch {
-		j.err = alone(j)
+		j.err = writeEndingAlone(e, j.v)
 	}
 }

@@ -22,7 +22,8 @@ type payOutcome struct {
 	order               Order
 	discKind            string // the case it opened, if any
 	mismatch, duplicate bool
-	conflict            bool // its txn id names other money
+	conflict            bool   // its txn id names other money
+	recorded            string // the result written with its payment row; "": no row written
 }
 
 func (j *payJob) orderNo() string         { return j.p.OrderNo }
@@ -39,6 +40,11 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 	unknown := errors.Is(err, ErrOrderNotFound)
 	if err != nil && !unknown {
 		return err
+	}
+	if !unknown && o.order.OrderNo != p.OrderNo {
+		// Found only by the collation (MariaDB's ignores case): money for
+		// a number we never issued, as on SQLite.
+		unknown, o.order = true, Order{}
 	}
 	// What the payment does is known once the order row is locked, so
 	// its result goes in with the payment row, not in an UPDATE after.
@@ -71,6 +77,7 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 		o.conflict, o.discKind = true, DiscrepancyTxnConflict
 		return recordTxnConflict(ctx, tx, p, prev, now, !unknown)
 	}
+	o.recorded = rec.Result
 	if unknown {
 		o.result, o.discKind = PaymentDiscrepancy, DiscrepancyUnknownOrder
 		return tx.InsertDiscrepancy(ctx, Discrepancy{OrderNo: p.OrderNo, TxnID: p.TxnID, Kind: o.discKind,
@@ -113,6 +120,25 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 		"order_amount_cents": o.order.AmountCents, "order_status": o.order.Status.String()}})
 }
 
+// landed: the payment is in the database when its txn id's row is this
+// callback's (order, amount, time received) with the result it wrote. A
+// repeat wrote no row; a txn id naming other money wrote only its case.
+func (j *payJob) landed(ctx context.Context, tx Tx) (wrote, landed bool, err error) {
+	if j.out.recorded == "" {
+		return false, false, nil
+	}
+	if _, err := tx.OrderForUpdate(ctx, j.p.OrderNo); err != nil && !errors.Is(err, ErrOrderNotFound) {
+		return true, false, err
+	}
+	pays, err := tx.PaymentsByTxns(ctx, []string{j.p.TxnID})
+	if err != nil {
+		return true, false, err
+	}
+	prev, ok := pays[j.p.TxnID]
+	return true, ok && prev.OrderNo == j.p.OrderNo && prev.AmountCents == j.p.AmountCents &&
+		prev.Result == j.out.recorded && prev.ReceivedAt.UnixMilli() == j.p.ReceivedAt.UnixMilli(), nil
+}
+
 // payTogether writes a batch of callbacks in five statements whatever its
 // size, when each callback either pays a pending order of the same amount
 // or repeats a callback recorded before: the orders locked with one read,
@@ -146,7 +172,8 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 		events []Event
 	)
 	for _, j := range jobs {
-		p, o := j.p, orders[j.p.OrderNo]
+		p := j.p
+		o, found := orders[p.OrderNo]
 		if prev, ok := recorded[p.TxnID]; ok {
 			if prev.OrderNo != p.OrderNo || prev.AmountCents != p.AmountCents {
 				return false, nil
@@ -154,7 +181,7 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 			j.out = payOutcome{duplicate: true, order: o}
 			continue
 		}
-		if o.OrderNo == "" || o.Status != StatusPending || o.AmountCents != p.AmountCents {
+		if !found || o.Status != StatusPending || o.AmountCents != p.AmountCents {
 			return false, nil
 		}
 		rec := p
@@ -163,7 +190,7 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 		paid[p.OrderNo] = Transition{At: j.now, TxnID: p.TxnID, Actor: p.actor()}
 		events = append(events, Event{OrderNo: p.OrderNo, At: j.now, Kind: EventPaid, Detail: p.detail()})
 		o.Status, o.PaidTxnID, o.ClosedAt = StatusPaid, p.TxnID, j.now
-		j.out = payOutcome{result: PaymentApplied, order: o}
+		j.out = payOutcome{result: PaymentApplied, order: o, recorded: rec.Result}
 	}
 	if len(pays) == 0 {
 		return true, nil

@@ -87,6 +87,10 @@ func (e *Engine) writePlacements(ctx context.Context, batch []*gcJob[placement])
 		}
 		return tx.AddEvents(ctx, events)
 	})
+	if errors.Is(err, ErrCommitUnknown) {
+		e.settlePlacements(ctx, live, wake, err)
+		return
+	}
 	if errors.Is(err, errBatchConstraint) {
 		e.metrics.GroupCommitFallbacks.WithLabelValues(WriterPlace).Inc()
 		for _, j := range live {
@@ -186,9 +190,32 @@ func saleRefused(err error) bool {
 		errors.Is(err, ErrPlanChanged) || errors.Is(err, ErrShowNotFound)
 }
 
-// recordPlacement writes one order in a transaction of its own.
+// recordPlacement writes one order in a transaction of its own. A COMMIT
+// that goes unanswered is settled by reading: the order is placed if its
+// row is there, else written once more.
 func (e *Engine) recordPlacement(p placement) error {
-	var wake func()
+	wake, err := e.writePlacement(p)
+	if errors.Is(err, ErrCommitUnknown) {
+		found, rerr := e.placedOrders(p.ctx, []string{p.o.OrderNo})
+		switch _, ok := found[p.o.OrderNo]; {
+		case rerr != nil:
+			return unsettled(err, rerr)
+		case !ok:
+			wake, err = e.writePlacement(p)
+		default:
+			err = nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	wake()
+	return nil
+}
+
+// writePlacement is recordPlacement's transaction; wake is for after it
+// commits.
+func (e *Engine) writePlacement(p placement) (wake func(), _ error) {
 	err := e.store.InTx(p.ctx, func(tx Tx) error {
 		if err := tx.CheckShowSale(p.ctx, p.o.ShowID, p.planVersion, p.now); err != nil {
 			return err
@@ -208,11 +235,7 @@ func (e *Engine) recordPlacement(p placement) error {
 		}
 		return tx.AddEvents(p.ctx, events)
 	})
-	if err != nil {
-		return err
-	}
-	wake()
-	return nil
+	return wake, err
 }
 
 func placedEvent(ctx context.Context, o Order, now time.Time) Event {

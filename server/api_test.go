@@ -340,6 +340,31 @@ func TestCancelOrder(t *testing.T) {
 	}
 }
 
+// TestOrderNumberAnyCase: an order number typed in another case names the
+// order as stored, on SQLite as on MariaDB (issue 28 item 2): the handlers
+// normalize it before the engine keys anything by it.
+func TestOrderNumberAnyCase(t *testing.T) {
+	a := newTestApp(t)
+	cancelled := a.place(5, "A-1")["order_no"].(string)
+	paid := a.place(6, "B-1")["order_no"].(string)
+	for _, tc := range []struct{ name, method, path, body string }{
+		{"get", "GET", "/api/v1/orders/" + strings.ToUpper(cancelled), ""},
+		{"cancel", "POST", "/api/v1/orders/" + strings.ToUpper(cancelled) + "/cancel", `{"user_id":5}`},
+		{"get, lower case", "GET", "/api/v1/orders/" + strings.ToLower(cancelled), ""},
+	} {
+		rec := a.do(tc.method, tc.path, tc.body)
+		if got := decode(t, rec); rec.Code != 200 || got["order_no"] != cancelled {
+			t.Errorf("%s: %d %v, want 200 naming %s", tc.name, rec.Code, got, cancelled)
+		}
+	}
+	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-UPPER","amount_cents":1250}`, strings.ToUpper(paid))); rec.Code != 200 || decode(t, rec)["result"] != "paid" {
+		t.Errorf("payment naming %s in upper case: %d %s, want paid", paid, rec.Code, rec.Body)
+	}
+	if st := a.seatStates(); st["A-1"] != "available" || st["B-1"] != "sold" {
+		t.Errorf("seats: %v, want A-1 available, B-1 sold", st)
+	}
+}
+
 func TestPaymentCallback(t *testing.T) {
 	a := newTestApp(t)
 	o1 := a.place(1, "A-1")["order_no"].(string) // 1500

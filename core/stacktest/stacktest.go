@@ -31,6 +31,7 @@ import (
 // Stack is one set of adapters behind the engine.
 type Stack struct {
 	Name  string // "embedded", "embedded-redis" or "real"
+	DSN   string // DB's, for another store on the same database
 	DB    *store.DB
 	Seats seats.Interface
 	Queue core.DelayQueue
@@ -58,15 +59,15 @@ func EachRedis(t *testing.T, fn func(t *testing.T, s *Stack)) {
 // SEATFLOW_REDIS and SEATFLOW_MQ all "embedded"), in the test's temp dir.
 func Embedded(t testing.TB) *Stack {
 	t.Helper()
-	db, q := openEmbedded(t)
-	return &Stack{Name: "embedded", DB: db, Seats: seats.NewMemory(), Queue: q}
+	dsn, db, q := openEmbedded(t)
+	return &Stack{Name: "embedded", DSN: dsn, DB: db, Seats: seats.NewMemory(), Queue: q}
 }
 
 // EmbeddedRedis is the embedded stack with its seats in an in-process
 // Redis-protocol server (the Redis seat store) instead of in process.
 func EmbeddedRedis(t testing.TB) *Stack {
 	t.Helper()
-	db, q := openEmbedded(t)
+	dsn, db, q := openEmbedded(t)
 	emb, err := testenv.StartEmbeddedRedis()
 	if err != nil {
 		t.Fatal(err)
@@ -77,20 +78,21 @@ func EmbeddedRedis(t testing.TB) *Stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	return &Stack{Name: "embedded-redis", DB: db, Redis: client, Seats: seats.New(client), Queue: q, Embedded: emb}
+	return &Stack{Name: "embedded-redis", DSN: dsn, DB: db, Redis: client, Seats: seats.New(client), Queue: q, Embedded: emb}
 }
 
 // openEmbedded opens a migrated SQLite file in the test's temp dir and the
 // DB delay queue on it.
-func openEmbedded(t testing.TB) (*store.DB, core.DelayQueue) {
+func openEmbedded(t testing.TB) (string, *store.DB, core.DelayQueue) {
 	t.Helper()
-	db := openMigrated(t, "sqlite://"+filepath.Join(t.TempDir(), "seatflow.db"))
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db")
+	db := openMigrated(t, dsn)
 	q, err := dbqueue.New(db.X(), string(db.Dialect()), dbqueue.Options{Levels: core.DefaultDelayPolicy().Levels})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { q.Close() })
-	return db, q
+	return dsn, db, q
 }
 
 // Real builds the real stack; it skips (locally) or fails (CI) without the services.
@@ -98,7 +100,8 @@ func Real(t testing.TB) *Stack {
 	t.Helper()
 	mysqlURL, redisURL, mqURL := testenv.MySQL(t), testenv.Redis(t), testenv.RocketMQ(t)
 	ctx := context.Background()
-	db := openMigrated(t, FreshMySQL(t, mysqlURL))
+	dsn := FreshMySQL(t, mysqlURL)
+	db := openMigrated(t, dsn)
 	client, err := seats.Dial(ctx, redisURL)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +121,7 @@ func Real(t testing.TB) *Stack {
 		t.Fatalf("rocketmq: %v", err)
 	}
 	t.Cleanup(func() { q.Close() })
-	return &Stack{Name: "real", DB: db, Redis: client, Seats: seats.New(client), Queue: q}
+	return &Stack{Name: "real", DSN: dsn, DB: db, Redis: client, Seats: seats.New(client), Queue: q}
 }
 
 func openMigrated(t testing.TB, dsn string) *store.DB {

@@ -334,6 +334,13 @@ func (db *DB) withTx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 	}
 	done = true
 	if err := sx.Commit(); err != nil {
+		if connectionLost(err) {
+			// The COMMIT may have reached the server and landed before the
+			// connection went (or the driver cannot tell it did not): the
+			// caller must read what landed before writing again.
+			return unavailable("commit", &core.Error{Kind: core.KindUnavailable, Code: core.ErrCommitUnknown.Code,
+				Message: core.ErrCommitUnknown.Message, Err: err})
+		}
 		return dbErr(err, "commit")
 	}
 	return nil

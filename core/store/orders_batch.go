@@ -77,8 +77,14 @@ func (t *tx) InsertOrders(ctx context.Context, os []core.Order) error {
 	}
 	var placed []any
 	for i, o := range os {
+		id, ok := ids[o.OrderNo]
+		if !ok {
+			// Read back under another spelling (a collation that ignores
+			// case): no placed seats under order id 0.
+			return fmt.Errorf("store: insert %d orders: order %s not read back as written", len(os), o.OrderNo)
+		}
 		for _, s := range seats[i] {
-			placed = append(placed, s, ms(o.CreatedAt), ids[o.OrderNo])
+			placed = append(placed, s, ms(o.CreatedAt), id)
 		}
 	}
 	return insertRows(ctx, t.x, `INSERT INTO order_placed_seat (seat_id, created_at, order_id) VALUES `, 3, placed,
