@@ -14,7 +14,8 @@ type Retention struct {
 	// this are deleted.
 	OrderEvents time.Duration
 	// ShowGrace: a show that started longer ago than this is over; its
-	// seat keys in Redis are deleted and a start-up rebuild skips it.
+	// seat keys in Redis are deleted and a start-up rebuild skips it,
+	// unless an order on it is still pending.
 	ShowGrace time.Duration
 	Every     time.Duration // how often the pruning job runs
 	Batch     int           // the most rows one DELETE spans

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"seatflow/core"
 )
 
 // Retention: order_event grows by several rows per order forever. The events
@@ -70,13 +72,17 @@ func (db *DB) PruneOrderEvents(ctx context.Context, from int64, before time.Time
 	return EventBatch{Deleted: int(n), Next: hi, Took: took}, nil
 }
 
-// ShowsEndedBefore returns the ids of the shows that started before before:
-// the shows whose Redis seat keys retention deletes. Deleting gone keys
+// ShowsEndedBefore returns the ids of the shows that started before before
+// and have no pending order: the shows whose seat-store state retention
+// deletes. No show sells past its start (Show.SalesEndAt), so none of
+// these can take a new order; a pending one (a timeout chain running late)
+// keeps its show's holds and counters until it ends. Deleting gone keys
 // again is cheap, so no mark is kept of the shows done already.
 func (db *DB) ShowsEndedBefore(ctx context.Context, before time.Time) ([]int64, error) {
 	var ids []int64
-	if err := db.r.SelectContext(ctx, &ids,
-		`SELECT id FROM show_info WHERE starts_at > 0 AND starts_at < ? ORDER BY id`, ms(before)); err != nil {
+	if err := db.r.SelectContext(ctx, &ids, `SELECT id FROM show_info s WHERE starts_at > 0 AND starts_at < ?
+ AND NOT EXISTS (SELECT 1 FROM order_info o WHERE o.show_id = s.id AND o.status = ?) ORDER BY id`,
+		ms(before), int(core.StatusPending)); err != nil {
 		return nil, dbErr(err, "shows ended before %s", before.Format(time.RFC3339))
 	}
 	return ids, nil

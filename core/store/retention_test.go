@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -95,4 +96,37 @@ func TestPruneOrderEvents(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestShowsEndedBefore returns the shows started before the cut-off, but
+// not one with an order still pending: its holds and counters must stay.
+func TestShowsEndedBefore(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		ids := map[string]int64{}
+		for _, c := range []struct {
+			name string
+			at   time.Time
+		}{{"over", t0.Add(-48 * time.Hour)}, {"over, one pending", t0.Add(-48 * time.Hour)},
+			{"over, one paid", t0.Add(-48 * time.Hour)}, {"undated", time.Time{}}, {"soon", t0.Add(time.Hour)}} {
+			s, err := db.CreateShow(ctx, core.Show{Name: c.name, StartsAt: c.at}, DemoSeats(1, 1, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[c.name] = s.ID
+		}
+		placed := t0.Add(-49 * time.Hour)
+		mustPlace(t, db, pending("pending", ids["over, one pending"], 1, placed, "A-1"))
+		mustPlace(t, db, pending("paid", ids["over, one paid"], 1, placed, "A-1"))
+		if won, err := transition(ctx, db, "paid", core.StatusPaid, core.Transition{At: placed, TxnID: "t-paid"}); err != nil || !won {
+			t.Fatalf("pay: %v %v", won, err)
+		}
+		got, err := db.ShowsEndedBefore(ctx, t0.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int64{ids["over"], ids["over, one paid"]}; !slices.Equal(got, want) {
+			t.Errorf("ShowsEndedBefore = %v, want %v (ids %v)", got, want, ids)
+		}
+	})
 }
