@@ -151,3 +151,40 @@ func TestPruneKeepsShowWithPendingOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestPruneKeepsRefundedTimeline: an order paid longer ago than the event
+// retention and refunded today keeps its whole timeline (closed_at still
+// says when it was paid); once the refund is that old too, it goes.
+func TestPruneKeepsRefundedTimeline(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		f := newFixture(t, st)
+		paid := f.place(t, 1, "A-1")
+		f.pay(t, paid)
+		f.clock.Advance(core.DefaultRetention.OrderEvents + 24*time.Hour)
+		refunds, err := core.NewRefunds(f.eng, st.DB, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: paid.OrderNo, Reason: "show moved",
+			Actor: "api", MayApprove: true}); err != nil {
+			t.Fatal(err)
+		}
+		timeline := countRows(t, st, `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, paid.OrderNo)
+
+		if _, err := f.rec.Prune(ctx, core.DefaultRetention); err != nil {
+			t.Fatal(err)
+		}
+		if n := countRows(t, st, `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, paid.OrderNo); n != timeline {
+			t.Errorf("refunded today: %d of its %d events left", n, timeline)
+		}
+
+		f.clock.Advance(core.DefaultRetention.OrderEvents + 24*time.Hour)
+		if _, err := f.rec.Prune(ctx, core.DefaultRetention); err != nil {
+			t.Fatal(err)
+		}
+		if n := countRows(t, st, `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, paid.OrderNo); n != 0 {
+			t.Errorf("refunded long ago: %d events left, want 0", n)
+		}
+	})
+}
