@@ -69,6 +69,16 @@ type Show struct {
 	SeatCount   int        `json:"seat_count"`
 }
 
+// SalesEndAt is when the show stops selling: its sales_end if set, else its
+// start (a seat is not sold for a show already playing). Zero for a show
+// with neither, which no API creates.
+func (s Show) SalesEndAt() time.Time {
+	if !s.SalesEnd.IsZero() {
+		return s.SalesEnd
+	}
+	return s.StartsAt
+}
+
 // Seat is one seat of a show's plan.
 type Seat struct {
 	ShowID     int64  `json:"show_id"`

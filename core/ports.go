@@ -58,7 +58,7 @@ type Tx interface {
 	// CheckShowSale reads the show row with a shared lock until the
 	// transaction ends, so a plan change or a show cancel (which lock it
 	// exclusively) runs wholly before or after this order: ErrShowCancelled,
-	// ErrSalesEnded at or after sales_end, ErrPlanChanged when the plan is
+	// ErrSalesEnded at or after Show.SalesEndAt, ErrPlanChanged when the plan is
 	// no longer at planVersion.
 	CheckShowSale(ctx context.Context, showID, planVersion int64, now time.Time) error
 	// InsertOrder fails with ErrCodeTaken when another order has o.Code.

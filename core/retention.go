@@ -11,10 +11,12 @@ import (
 // are archived with `seatflow archive` instead.
 type Retention struct {
 	// OrderEvents: the timeline events of orders closed longer ago than
-	// this are deleted.
+	// this, with no refund or discrepancy case open or settled since, are
+	// deleted; those of order numbers no order has, by their own age.
 	OrderEvents time.Duration
 	// ShowGrace: a show that started longer ago than this is over; its
-	// seat keys in Redis are deleted and a start-up rebuild skips it.
+	// seat keys in Redis are deleted and a start-up rebuild skips it,
+	// unless an order on it is still pending.
 	ShowGrace time.Duration
 	Every     time.Duration // how often the pruning job runs
 	Batch     int           // the most rows one DELETE spans

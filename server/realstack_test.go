@@ -48,7 +48,7 @@ func TestAppOnRealStack(t *testing.T) {
 			t.Errorf("close: %v", err)
 		}
 	})
-	show, err := app.DB.CreateShow(t.Context(), core.Show{Name: "Real " + suffix, StartsAt: time.Now()}, store.DemoSeats(2, 2, 1000))
+	show, err := app.DB.CreateShow(t.Context(), core.Show{Name: "Real " + suffix, StartsAt: time.Now().Add(24 * time.Hour)}, store.DemoSeats(2, 2, 1000))
 	if err != nil {
 		t.Fatal(err)
 	}

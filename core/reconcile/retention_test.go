@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,4 +101,90 @@ func seatStateParts(t *testing.T, st *stacktest.Stack, showID int64) int {
 		}
 	}
 	return n
+}
+
+// TestPruneKeepsShowWithPendingOrder: a show over for longer than the grace
+// keeps its seat-store state while an order on it is still pending (its
+// timeout running late): the hold, the buyer's purchase count and the seats
+// sold stay, and reconcile still compares the show. Once the order ends,
+// the next run clears the show.
+func TestPruneKeepsShowWithPendingOrder(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		f := newFixture(t, st)
+		paid := f.place(t, 1, "A-1")
+		f.pay(t, paid)
+		held := f.place(t, 2, "A-2", "A-3")
+		f.clock.Advance(9 * 24 * time.Hour) // the show started 8 days ago
+
+		rep, err := f.rec.Prune(ctx, core.DefaultRetention)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ShowsCleared != 0 {
+			t.Errorf("cleared %d shows, want 0: an order on the show is pending", rep.ShowsCleared)
+		}
+		f.wantSeat(t, "A-1", core.SeatSold, paid.OrderNo)
+		f.wantSeat(t, "A-2", core.SeatLocked, held.OrderNo)
+		limits, err := st.Seats.Limits(ctx, f.show.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limits[2] != 2 {
+			t.Errorf("purchase counts %v after pruning, want user 2 at 2", limits)
+		}
+		onSale, err := st.DB.ShowsOnSale(ctx, f.clock.Now().Add(-core.DefaultRetention.ShowGrace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(onSale, f.show.ID) {
+			t.Errorf("shows reconcile and the start-up rebuild keep: %v, want %d among them", onSale, f.show.ID)
+		}
+
+		f.cancel(t, held)
+		if rep, err = f.rec.Prune(ctx, core.DefaultRetention); err != nil {
+			t.Fatal(err)
+		}
+		if rep.ShowsCleared != 1 || seatStateParts(t, st, f.show.ID) != 0 {
+			t.Errorf("after the order ended: cleared %d shows, %d seat-state parts left; want 1 and 0",
+				rep.ShowsCleared, seatStateParts(t, st, f.show.ID))
+		}
+	})
+}
+
+// TestPruneKeepsRefundedTimeline: an order paid longer ago than the event
+// retention and refunded today keeps its whole timeline (closed_at still
+// says when it was paid); once the refund is that old too, it goes.
+func TestPruneKeepsRefundedTimeline(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		f := newFixture(t, st)
+		paid := f.place(t, 1, "A-1")
+		f.pay(t, paid)
+		f.clock.Advance(core.DefaultRetention.OrderEvents + 24*time.Hour)
+		refunds, err := core.NewRefunds(f.eng, st.DB, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: paid.OrderNo, Reason: "show moved",
+			Actor: "api", MayApprove: true}); err != nil {
+			t.Fatal(err)
+		}
+		timeline := countRows(t, st, `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, paid.OrderNo)
+
+		if _, err := f.rec.Prune(ctx, core.DefaultRetention); err != nil {
+			t.Fatal(err)
+		}
+		if n := countRows(t, st, `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, paid.OrderNo); n != timeline {
+			t.Errorf("refunded today: %d of its %d events left", n, timeline)
+		}
+
+		f.clock.Advance(core.DefaultRetention.OrderEvents + 24*time.Hour)
+		if _, err := f.rec.Prune(ctx, core.DefaultRetention); err != nil {
+			t.Fatal(err)
+		}
+		if n := countRows(t, st, `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, paid.OrderNo); n != 0 {
+			t.Errorf("refunded long ago: %d events left, want 0", n)
+		}
+	})
 }

@@ -106,9 +106,11 @@ func (db *DB) Archive(ctx context.Context, dir string, before, now time.Time) (A
 	}()
 	for _, t := range ArchiveTables {
 		f := ArchiveFile{Table: t.Name, File: "seatflow-" + t.Name + "-before-" + archiveStamp(before) + ".jsonl.gz"}
-		tmp := filepath.Join(dir, f.File+".tmp")
-		written = append(written, tmp)
-		if err := db.writeTableArchive(ctx, t, before, tmp, &f); err != nil {
+		tmp, err := db.writeTableArchive(ctx, t, before, dir, &f)
+		if tmp != "" {
+			written = append(written, tmp)
+		}
+		if err != nil {
 			return ArchiveManifest{}, err
 		}
 		m.Files = append(m.Files, f)
@@ -128,14 +130,23 @@ func (db *DB) Archive(ctx context.Context, dir string, before, now time.Time) (A
 	return m, nil
 }
 
-// writeTableArchive streams t's rows older than before into path, page by page
-// in id order, filling in f.
-func (db *DB) writeTableArchive(ctx context.Context, t ArchiveTable, before time.Time, path string, f *ArchiveFile) (err error) {
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// writeTableArchive streams t's rows older than before, page by page in id
+// order, into a new temporary file in dir, filling in f, and returns the
+// file's path (also on failure, once it exists). The directory may be
+// shared: the name is random and the file created exclusively (mode 0600),
+// so nothing planted there (a symlink, a file) is followed or written.
+func (db *DB) writeTableArchive(ctx context.Context, t ArchiveTable, before time.Time, dir string, f *ArchiveFile) (path string, err error) {
+	out, err := os.CreateTemp(dir, f.File+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("store: archive %s: %w", t.Name, err)
+		return "", fmt.Errorf("store: archive %s: %w", t.Name, err)
 	}
 	defer func() { err = errors.Join(err, out.Close()) }()
+	return out.Name(), db.writeTableRows(ctx, t, before, out, f)
+}
+
+// writeTableRows writes t's rows older than before to out as gzipped JSON
+// lines and syncs it, filling in f.
+func (db *DB) writeTableRows(ctx context.Context, t ArchiveTable, before time.Time, out *os.File, f *ArchiveFile) error {
 	sum := sha256.New()
 	zw := gzip.NewWriter(io.MultiWriter(out, sum))
 	q := `SELECT * FROM ` + t.Name + ` WHERE id > ? AND ` + t.TimeColumn + ` < ? ORDER BY id LIMIT ` + strconv.Itoa(archivePage)

@@ -242,3 +242,56 @@ func readFirstLine(t *testing.T, name string) map[string]any {
 	}
 	return row
 }
+
+// TestArchiveIgnoresPlantedTempFiles: a symlink someone else with access to
+// the archive directory put where a temporary file could go is neither
+// followed (its target written) nor renamed into the archive.
+func TestArchiveIgnoresPlantedTempFiles(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		before := t0
+		archiveFixture(t, db, before)
+		dir := filepath.Join(t.TempDir(), "archive")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		victim := filepath.Join(t.TempDir(), "victim")
+		const victimBody = "not the archive's to write\n"
+		if err := os.WriteFile(victim, []byte(victimBody), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Where the temporary files of this date's archive used to go.
+		for _, tb := range ArchiveTables {
+			name := "seatflow-" + tb.Name + "-before-" + archiveStamp(before) + ".jsonl.gz.tmp"
+			if err := os.Symlink(victim, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		m, err := db.Archive(ctx, dir, before, before.Add(24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, err := os.ReadFile(victim); err != nil || string(body) != victimBody {
+			t.Errorf("the symlinks' target now holds %d bytes (%v), want it untouched", len(body), err)
+		}
+		for _, f := range m.Files {
+			fi, err := os.Lstat(filepath.Join(dir, f.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s is %v, want a regular file of mode 0600", f.File, fi.Mode())
+			}
+		}
+		if _, checks, err := db.VerifyArchive(ctx, filepath.Join(dir, ManifestName(before))); err != nil {
+			t.Fatal(err)
+		} else {
+			for _, c := range checks {
+				if c.Same != c.Rows || len(c.Differ) > 0 {
+					t.Errorf("verify %s: %+v", c.Table, c)
+				}
+			}
+		}
+	})
+}

@@ -61,19 +61,28 @@ func (db *DB) ExpiredPendingAfter(ctx context.Context, now time.Time, after Expi
 	return out, nil
 }
 
+// showsOnSaleSQL: two ranges of show_info.idx_starts.
 const showsOnSaleSQL = `SELECT id FROM show_info WHERE starts_at = 0 OR starts_at >= ?`
 
-// ShowsOnSale returns the ids of the shows that start at or after since, and
-// of those with no start time: the shows whose seats can still be sold, so
-// the only ones whose seat state reconcile compares; in id order. Two
-// ranges of show_info.idx_starts.
+// pendingShowsSQL: the shows of the pending orders, one row per order (few:
+// the holds of the last minutes), a range of an index on status.
+const pendingShowsSQL = `SELECT show_id FROM order_info WHERE status = ?`
+
+// ShowsOnSale returns the ids of the shows that start at or after since, of
+// those with no start time and of those with a pending order: the shows
+// whose seat state retention keeps (ShowsEndedBefore returns the others),
+// so the only ones whose seat state reconcile compares; in id order.
 func (db *DB) ShowsOnSale(ctx context.Context, since time.Time) ([]int64, error) {
-	var ids []int64
+	var ids, pendingShows []int64
 	if err := db.r.SelectContext(ctx, &ids, showsOnSaleSQL, ms(since)); err != nil {
 		return nil, fmt.Errorf("store: shows on sale: %w", err)
 	}
+	if err := db.r.SelectContext(ctx, &pendingShows, pendingShowsSQL, int(core.StatusPending)); err != nil {
+		return nil, fmt.Errorf("store: shows with pending orders: %w", err)
+	}
+	ids = append(ids, pendingShows...)
 	slices.Sort(ids)
-	return ids, nil
+	return slices.Compact(ids), nil
 }
 
 // SeatRow is one order_seat row with the state of the order it names, as

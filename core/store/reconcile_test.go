@@ -38,6 +38,7 @@ func TestReconcileQueryPlans(t *testing.T) {
 			{"ExpiredPendingAfter", expiredPendingAfterSQL, []any{ms(t0), ms(now), ms(t0), 7, 500},
 				[]string{ix("idx_status_expire", "order_info_idx_status_expire")}},
 			{"ShowsOnSale", showsOnSaleSQL, []any{ms(now)}, []string{ix("idx_starts", "show_info_idx_starts")}},
+			{"PendingShows", pendingShowsSQL, []any{int(core.StatusPending)}, []string{"idx_status_"}},
 			{"ShowSeatRows", showSeatRowsSQL, []any{show, "A-1", 500},
 				[]string{ix("PRIMARY", "sqlite_autoindex_order_seat_1"), ix("uk_order_no", "order_info_uk_order_no")}},
 			{"OrderStates", strings.Replace(orderStatesSQL, "(?)", "(?, ?, ?)", 1), []any{"P0001", "P0002", "P0003"},
@@ -222,6 +223,17 @@ func TestShowsOnSale(t *testing.T) {
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("ShowsOnSale = %v, want %v (all but %d)", got, want, ids["past"])
+		}
+		// A pending order (its timeout late) keeps a past show's seat
+		// state compared; retention keeps it for the same reason.
+		mustPlace(t, db, pending("late", ids["past"], 1, t0.Add(-49*time.Hour), "A-1"))
+		if got, err = db.ShowsOnSale(ctx, t0.Add(-24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ids["past"])
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("with a pending order on the past show: ShowsOnSale = %v, want %v", got, want)
 		}
 	})
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"seatflow/core"
 )
 
 // Retention: order_event grows by several rows per order forever. The events
-// of orders closed long ago are deleted in bounded batches: each batch is one
+// of orders settled long ago are deleted in bounded batches: each batch is one
 // autocommit DELETE over a primary-key range of at most `batch` ids, so it
 // locks at most that many rows for as long as one short statement takes,
 // and placements (which append at the end of the id range) never wait on it.
@@ -26,12 +28,21 @@ type EventBatch struct {
 	Took time.Duration // how long the DELETE (and so its locks) lasted
 }
 
-// pruneEventsSQL deletes the events in [lo, hi) older than the cut-off of
-// orders closed (paid, cancelled, refunded) before it. The correlated
-// EXISTS is one uk_order_no lookup per row of the range.
+// pruneEventsSQL deletes the events in [lo, hi) older than the cut-off
+// whose order number has nothing still going on since it: no order that is
+// pending or closed (paid, cancelled) after it, no refund requested or
+// decided after it or still waiting, and no discrepancy case still open or
+// resolved after it. A refund keeps closed_at at the payment's time, so
+// its own row dates it. A number no order has (a payment for an unknown
+// order, a repaired orphan lock) goes by its events' own age. Each NOT
+// EXISTS is one lookup of an order_no index per row of the range.
 const pruneEventsSQL = `DELETE FROM order_event WHERE id >= ? AND id < ? AND at < ?
- AND EXISTS (SELECT 1 FROM order_info o WHERE o.order_no = order_event.order_no
-   AND o.status <> 0 AND o.closed_at > 0 AND o.closed_at < ?)`
+ AND NOT EXISTS (SELECT 1 FROM order_info o WHERE o.order_no = order_event.order_no
+   AND (o.status = 0 OR o.closed_at = 0 OR o.closed_at >= ?))
+ AND NOT EXISTS (SELECT 1 FROM refund r WHERE r.order_no = order_event.order_no
+   AND (r.state = ? OR r.created_at >= ? OR r.decided_at >= ?))
+ AND NOT EXISTS (SELECT 1 FROM discrepancy d WHERE d.order_no = order_event.order_no
+   AND (d.status = ? OR d.resolved_at >= ?))`
 
 // PruneOrderEvents deletes one batch of closed orders' events older than
 // before, starting at id from (0: the oldest event). Call it again with
@@ -58,7 +69,9 @@ func (db *DB) PruneOrderEvents(ctx context.Context, from int64, before time.Time
 	}
 	hi := first.ID + int64(batch)
 	start := time.Now()
-	res, err := db.w.ExecContext(ctx, pruneEventsSQL, first.ID, hi, ms(before), ms(before))
+	cut := ms(before)
+	res, err := db.w.ExecContext(ctx, pruneEventsSQL, first.ID, hi, cut, cut,
+		string(core.RefundRequested), cut, cut, DiscrepancyOpen, cut)
 	took := time.Since(start)
 	if err != nil {
 		return EventBatch{}, dbErr(err, "prune order events [%d, %d)", first.ID, hi)
@@ -70,13 +83,17 @@ func (db *DB) PruneOrderEvents(ctx context.Context, from int64, before time.Time
 	return EventBatch{Deleted: int(n), Next: hi, Took: took}, nil
 }
 
-// ShowsEndedBefore returns the ids of the shows that started before before:
-// the shows whose Redis seat keys retention deletes. Deleting gone keys
+// ShowsEndedBefore returns the ids of the shows that started before before
+// and have no pending order: the shows whose seat-store state retention
+// deletes. No show sells past its start (Show.SalesEndAt), so none of
+// these can take a new order; a pending one (a timeout chain running late)
+// keeps its show's holds and counters until it ends. Deleting gone keys
 // again is cheap, so no mark is kept of the shows done already.
 func (db *DB) ShowsEndedBefore(ctx context.Context, before time.Time) ([]int64, error) {
 	var ids []int64
-	if err := db.r.SelectContext(ctx, &ids,
-		`SELECT id FROM show_info WHERE starts_at > 0 AND starts_at < ? ORDER BY id`, ms(before)); err != nil {
+	if err := db.r.SelectContext(ctx, &ids, `SELECT id FROM show_info s WHERE starts_at > 0 AND starts_at < ?
+ AND NOT EXISTS (SELECT 1 FROM order_info o WHERE o.show_id = s.id AND o.status = ?) ORDER BY id`,
+		ms(before), int(core.StatusPending)); err != nil {
 		return nil, dbErr(err, "shows ended before %s", before.Format(time.RFC3339))
 	}
 	return ids, nil

@@ -172,10 +172,12 @@ func (db *DB) CancelShow(ctx context.Context, showID int64, at time.Time) (bool,
 func (t *tx) CheckShowSale(ctx context.Context, showID, planVersion int64, now time.Time) error {
 	var r struct {
 		Status   int   `db:"status"`
+		StartsAt int64 `db:"starts_at"`
 		SalesEnd int64 `db:"sales_end"`
 		Version  int64 `db:"plan_version"`
 	}
-	err := t.x.GetContext(ctx, &r, `SELECT status, sales_end, plan_version FROM show_info WHERE id = ?`+t.d.forShare(), showID)
+	err := t.x.GetContext(ctx, &r, `SELECT status, starts_at, sales_end, plan_version FROM show_info WHERE id = ?`+t.d.forShare(), showID)
+	end := core.Show{StartsAt: fromMS(r.StartsAt), SalesEnd: fromMS(r.SalesEnd)}.SalesEndAt()
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("show %d: %w", showID, core.ErrShowNotFound)
@@ -183,7 +185,7 @@ func (t *tx) CheckShowSale(ctx context.Context, showID, planVersion int64, now t
 		return dbErr(err, "show %d on sale", showID)
 	case core.ShowStatus(r.Status) == core.ShowCancelled:
 		return core.ErrShowCancelled
-	case r.SalesEnd != 0 && now.UnixMilli() >= r.SalesEnd:
+	case !end.IsZero() && !now.Before(end):
 		return core.ErrSalesEnded
 	case r.Version != planVersion:
 		return core.ErrPlanChanged
