@@ -35,9 +35,6 @@ const (
 	maxReasonLen     = 500
 )
 
-// apiActor is who an extension through the API is recorded as.
-const apiActor = "api"
-
 type orderJSON struct {
 	OrderNo      string         `json:"order_no"`
 	Code         string         `json:"code"`
@@ -181,7 +178,7 @@ func (s *Server) handleExtendOrder(c echo.Context) error {
 		return err
 	}
 	o, err := s.engine.ExtendForCustomer(c.Request().Context(), no, req.UserID, time.Duration(req.Minutes)*time.Minute,
-		apiActor, req.Reason)
+		apiActor(c), req.Reason)
 	if err != nil {
 		return err
 	}
