@@ -323,6 +323,7 @@ var catalog = map[string]entry{
 	"counter.take_payment": {"Take payment", "收款"},
 	"counter.err_no_seats": {"Pick at least one seat on the map.", "请在座位图上至少选择一个座位。"},
 	"counter.err_taken":    {"No longer available: %s. Pick other seats.", "已不可售：%s。请选择其他座位。"},
+	"counter.err_online":   {"This order was placed online: its buyer pays online. Only seats held at the counter are paid here.", "此订单为线上下单：由买家在线支付。只有在售票处锁定的座位才能在此付款。"},
 	"counter.err_ended":    {"The hold has ended: this order can no longer be paid. Hold the seats again.", "锁座已结束，此订单不能再付款。请重新锁座。"},
 	"tender.cash":          {"cash", "现金"},
 	"tender.card":          {"card", "银行卡"},
