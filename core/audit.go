@@ -1,7 +1,10 @@
 package core
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"seatflow/core/access"
 	"time"
 )
@@ -9,11 +12,15 @@ import (
 // StaffAction is who asked for a staff change and from where. A change made
 // with one writes its audit row (AuditEntry) inside its own transaction, so
 // the change and its line in the audit log commit or roll back together.
-// Nil means nobody to audit (a timeout, a customer, the API).
+// Nil means nobody to audit (a timeout, a customer, an API call that moves
+// no money).
 type StaffAction struct {
-	Staff string
+	Staff string // staff:<name>, cli, or api:<key prefix> for an API key
 	Role  access.Role
 	IP    string
+	// Key is the API key acted through, named in the audit row's detail
+	// (api_key: its name, id and minter); nil for staff.
+	Key *access.APIKey
 }
 
 // Outcomes of a force-cancel and an extension in their audit rows' detail
@@ -27,6 +34,13 @@ const (
 
 // Entry is s's audit row for action on target.
 func (s *StaffAction) Entry(at time.Time, action, target string, detail map[string]any) AuditEntry {
+	if s.Key != nil {
+		detail = maps.Clone(detail)
+		if detail == nil {
+			detail = map[string]any{}
+		}
+		detail["api_key"] = fmt.Sprintf("%s (#%d, minted by %s)", s.Key.Name, s.Key.ID, cmp.Or(s.Key.CreatedBy, "configuration"))
+	}
 	return AuditEntry{At: at, Staff: s.Staff, Role: s.Role, IP: s.IP, Action: action, Target: target, Detail: detail}
 }
 

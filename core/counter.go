@@ -49,6 +49,12 @@ var ErrNoTicket = &Error{Kind: KindConflict, Code: "order_not_paid", Message: "o
 // pending: the clerk must hold the seats again, not pay a dead order.
 var ErrHoldEnded = &Error{Kind: KindConflict, Code: "hold_ended", Message: "the hold has ended: the order is no longer waiting for payment"}
 
+// ErrOnlineOrder refuses counter money for an order placed online: its
+// buyer pays through the provider, and a clerk marking it paid in cash would
+// record money no sale at the counter accounts for.
+var ErrOnlineOrder = &Error{Kind: KindConflict, Code: "not_counter_hold",
+	Message: "the order was placed online: only seats held at the counter are paid at the counter"}
+
 // CounterStore is what counter sales read from the system of record.
 type CounterStore interface {
 	OrderPayments(ctx context.Context, orderNo string) ([]Payment, error) // oldest first
@@ -90,7 +96,8 @@ type CounterPayment struct {
 
 // TakePayment records the clerk's payment through HandlePayment, for the
 // order's amount, with a generated txn id. An order that is no longer
-// pending is refused before anything is written; if it ends between that
+// pending, or was not held at the counter, is refused before anything is
+// written; if it ends between that
 // check and the payment's transaction, the payment is a recorded
 // discrepancy like any late callback, and the result says so.
 func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentResult, Order, error) {
@@ -109,6 +116,9 @@ func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentRes
 	}
 	if o.Status != StatusPending {
 		return "", o, ErrHoldEnded
+	}
+	if o.UserID != BoxOfficeUserID {
+		return "", o, ErrOnlineOrder
 	}
 	res, err := c.e.HandlePayment(ctx, Payment{TxnID: counterTxnID(o), OrderNo: o.OrderNo, AmountCents: o.AmountCents,
 		Method: PaymentMethodCounter, Tender: p.Tender, Reference: p.Reference, Actor: ActorStaffPrefix + p.Clerk})

@@ -142,6 +142,7 @@ type CaseChange struct {
 
 // CaseStore is what Cases needs from the system of record.
 type CaseStore interface {
+	Creators                                                                // who made the asker's and the approver's accounts
 	DiscrepancyCase(ctx context.Context, id int64) (DiscrepancyCase, error) // ErrDiscrepancyNotFound
 	// ChangeCase applies ch if the case is still as read; false when
 	// someone changed it in between.
@@ -216,9 +217,12 @@ func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note st
 		switch {
 		case to == CaseWriteOffRequested:
 			owner = staff // who asked, so the approval can tell
-		case to == CaseWrittenOff && cur.Owner == staff:
-			return nil, &Error{Kind: KindForbidden, Code: ErrSelfApproval.Code, Message: fmt.Sprintf(
-				"case %d: %s asked for the write-off, so a second person must approve it", cur.ID, staff)}
+		case to == CaseWrittenOff:
+			// The owner is who asked (see above).
+			if err := checkFourEyes(ctx, c.store, ActorStaffPrefix+cur.Owner, ActorStaffPrefix+staff,
+				fmt.Sprintf("the write-off of case %d", cur.ID)); err != nil {
+				return nil, err
+			}
 		case owner == "":
 			owner = staff
 		}

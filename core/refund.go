@@ -15,10 +15,10 @@ import (
 // seats given back in the seat store (ReleaseSold, holder-guarded) with the
 // buyer's purchase limit. A failed seat-store step is repaired by reconcile.
 //
-// Above an approval threshold a refund asked for by someone who may not
-// approve it (box office) is only a request: a refund row in state
-// requested, the order untouched, until ops approve (then the transition
-// runs) or reject it.
+// Above an approval threshold a refund, by staff or through an API key, is
+// only a request: a refund row in state requested, the order untouched,
+// until a second person approves it (then the transition runs) or rejects
+// it — four eyes on money, foureyes.go.
 
 // RefundState is where a refund row stands.
 type RefundState string
@@ -71,7 +71,8 @@ var (
 	ErrRefundNotFound  = &Error{Kind: KindNotFound, Code: "refund_not_found", Message: "refund request not found"}
 	ErrRefundDecided   = &Error{Kind: KindConflict, Code: "refund_decided", Message: "the refund request has already been decided"}
 	// ErrSelfApproval: four eyes on money. Who asked for a refund or a
-	// write-off cannot approve it.
+	// write-off cannot approve it (nor can accounts linked to them:
+	// ErrLinkedApproval).
 	ErrSelfApproval  = &Error{Kind: KindForbidden, Code: "self_approval", Message: "who asked for it cannot approve it: a second person must"}
 	ErrRefundPending = &Error{Kind: KindConflict, Code: "refund_pending", Message: "a refund request for this order is waiting for approval"}
 )
@@ -95,6 +96,7 @@ type RefundTx interface {
 
 // RefundStore is what Refunds needs from the system of record.
 type RefundStore interface {
+	Creators // who made a requester's and an approver's accounts
 	// InRefundTx runs fn in one transaction, as Store.InTx does.
 	InRefundTx(ctx context.Context, fn func(RefundTx) error) error
 	Refund(ctx context.Context, id int64) (Refund, error) // ErrRefundNotFound
@@ -104,8 +106,8 @@ type RefundStore interface {
 }
 
 // Refunds runs refunds on the engine's stores. ApprovalCents is the amount
-// above which a refund by someone who may not approve needs a second person;
-// 0 means every refund is one step.
+// above which a refund needs a second person; 0 means every refund is one
+// step.
 type Refunds struct {
 	e             *Engine
 	store         RefundStore
@@ -123,8 +125,7 @@ func NewRefunds(e *Engine, s RefundStore, approvalCents int64) (*Refunds, error)
 // ApprovalCents is the two-step threshold (0: always one step).
 func (r *Refunds) ApprovalCents() int64 { return r.approvalCents }
 
-// NeedsApproval reports whether a refund of amount by someone who may not
-// approve it becomes a request.
+// NeedsApproval reports whether a refund of amount becomes a request.
 func (r *Refunds) NeedsApproval(amountCents int64) bool {
 	return r.approvalCents > 0 && amountCents > r.approvalCents
 }
@@ -137,15 +138,10 @@ type RefundRequest struct {
 	OrderNo   string
 	Reason    string
 	Reference string
-	Actor     string // api | staff:<name>
-	// MayApprove: the caller refunds in one step at any amount (an API key
-	// with the refunds scope: the provider's integration). Staff refunds
-	// above the threshold are always requests, approved by a second
-	// person: four eyes on money.
-	MayApprove bool
-	// Audit, for a staff refund, writes its audit row (refund, or
-	// refund_request when only a request was recorded) in the refund's
-	// transaction. A refused refund writes nothing, audit row included.
+	Actor     string // api:<key prefix> | staff:<name>
+	// Audit writes the refund's audit row (refund, or refund_request when
+	// only a request was recorded) in the refund's transaction. A refused
+	// refund writes nothing, audit row included.
 	Audit *StaffAction
 }
 
@@ -184,8 +180,8 @@ func notPaid(o Order) error {
 		Message: fmt.Sprintf("order %s is %s: only a paid order can be refunded", o.OrderNo, o.Status)}
 }
 
-// Refund refunds a paid order, or (above the threshold, for a caller who
-// may not approve) records a request for ops. A refund of an order that is
+// Refund refunds a paid order, or (above the threshold) records a request
+// for a second person. A refund of an order that is
 // not paid fails with order_not_paid or already_refunded and writes nothing.
 func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome, error) {
 	if err := validRefund(req); err != nil {
@@ -209,7 +205,7 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 		}
 		row := Refund{OrderNo: o.OrderNo, AmountCents: o.AmountCents, Reason: req.Reason,
 			Reference: req.Reference, Actor: req.Actor, RequestedBy: req.Actor, CreatedAt: now}
-		if !req.MayApprove && r.NeedsApproval(o.AmountCents) {
+		if r.NeedsApproval(o.AmountCents) {
 			if open, ok, err := tx.OpenRefundRequest(ctx, o.OrderNo); err != nil {
 				return err
 			} else if ok {
@@ -317,7 +313,7 @@ func (r *Refunds) afterRefund(ctx context.Context, o Order, released []string) {
 	e.notify.SeatsChanged(o.ShowID, released, SeatAvailable, "")
 }
 
-// audit records a staff refund or request for one in its transaction.
+// audit records a refund or a request for one in its transaction.
 func (req RefundRequest) audit(ctx context.Context, tx Tx, at time.Time, action string, o Order, row Refund) error {
 	return req.Audit.record(ctx, tx, at, action, "order:"+o.OrderNo, map[string]any{
 		"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason,
@@ -341,6 +337,13 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 	if err != nil {
 		return RefundOutcome{}, err
 	}
+	// Before the transaction: who asked, and who made which account or
+	// key, never change; a decided request fails below as it would anyway.
+	if req.State == RefundRequested {
+		if err := checkFourEyes(ctx, r.store, req.RequestedBy, approver, fmt.Sprintf("refund request %d", req.ID)); err != nil {
+			return RefundOutcome{}, fmt.Errorf("approve refund %d: %w", id, err)
+		}
+	}
 	now := r.e.clock.Now()
 	var (
 		out      RefundOutcome
@@ -355,10 +358,6 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 		row := req
 		if row.State != RefundRequested {
 			return decided(row)
-		}
-		if approver == row.RequestedBy {
-			return &Error{Kind: KindForbidden, Code: ErrSelfApproval.Code, Message: fmt.Sprintf(
-				"refund request %d was asked for by %s, so a second person must approve it", row.ID, approver)}
 		}
 		if o.Status != StatusPaid {
 			return notPaid(o)

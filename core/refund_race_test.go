@@ -43,7 +43,7 @@ func TestRefundRaces(t *testing.T) {
 			}
 		}},
 		{"second refund", func(f *refundFixture, o core.Order) (core.PaymentResult, error) {
-			_, err := f.refunds.Refund(context.Background(), core.RefundRequest{OrderNo: o.OrderNo, Reason: "twice", Actor: "staff:b", MayApprove: true})
+			_, err := f.refunds.Refund(context.Background(), core.RefundRequest{OrderNo: o.OrderNo, Reason: "twice", Actor: "staff:b"})
 			return "", err
 		}, func(t *testing.T, f *refundFixture, o core.Order, r result) {
 			if (r.refund == nil) == (r.other == nil) {
@@ -97,7 +97,7 @@ func TestRefundRaces(t *testing.T) {
 						defer wg.Done()
 						<-start
 						_, r.refund = f.refunds.Refund(context.Background(), core.RefundRequest{
-							OrderNo: o.OrderNo, Reason: "race", Actor: "staff:a", MayApprove: true})
+							OrderNo: o.OrderNo, Reason: "race", Actor: "staff:a"})
 					}()
 					go func() {
 						defer wg.Done()

@@ -57,7 +57,7 @@ func TestRefund(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		ctx := context.Background()
 		f := newRefundFixture(t, st, 0, core.Config{PurchaseLimit: 2})
-		ops := core.RefundRequest{Reason: "customer asked", Reference: "RF-1", Actor: "staff:olga", MayApprove: true}
+		ops := core.RefundRequest{Reason: "customer asked", Reference: "RF-1", Actor: "staff:olga"}
 
 		o := f.paid(t, 1, "A-1", "A-2")
 		req := ops
@@ -117,7 +117,7 @@ func TestRefundRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		refunded := f.paid(t, 3, "A-3")
-		if _, err := f.refunds.Refund(ctx, core.RefundRequest{OrderNo: refunded.OrderNo, Reason: "r", Actor: "api", MayApprove: true}); err != nil {
+		if _, err := f.refunds.Refund(ctx, core.RefundRequest{OrderNo: refunded.OrderNo, Reason: "r", Actor: "api"}); err != nil {
 			t.Fatal(err)
 		}
 		paid := f.paid(t, 4, "A-4")
@@ -126,11 +126,11 @@ func TestRefundRefusals(t *testing.T) {
 			req  core.RefundRequest
 			want error
 		}{
-			{"pending", core.RefundRequest{OrderNo: pending.OrderNo, Reason: "r", Actor: "api", MayApprove: true}, core.ErrOrderNotPaid},
-			{"cancelled", core.RefundRequest{OrderNo: cancelled.OrderNo, Reason: "r", Actor: "api", MayApprove: true}, core.ErrOrderNotPaid},
-			{"refunded", core.RefundRequest{OrderNo: refunded.OrderNo, Reason: "r", Actor: "api", MayApprove: true}, core.ErrAlreadyRefunded},
-			{"unknown", core.RefundRequest{OrderNo: "SF-nope", Reason: "r", Actor: "api", MayApprove: true}, core.ErrOrderNotFound},
-			{"no reason", core.RefundRequest{OrderNo: paid.OrderNo, Reason: "  ", Actor: "api", MayApprove: true}, core.ErrInvalid},
+			{"pending", core.RefundRequest{OrderNo: pending.OrderNo, Reason: "r", Actor: "api"}, core.ErrOrderNotPaid},
+			{"cancelled", core.RefundRequest{OrderNo: cancelled.OrderNo, Reason: "r", Actor: "api"}, core.ErrOrderNotPaid},
+			{"refunded", core.RefundRequest{OrderNo: refunded.OrderNo, Reason: "r", Actor: "api"}, core.ErrAlreadyRefunded},
+			{"unknown", core.RefundRequest{OrderNo: "SF-nope", Reason: "r", Actor: "api"}, core.ErrOrderNotFound},
+			{"no reason", core.RefundRequest{OrderNo: paid.OrderNo, Reason: "  ", Actor: "api"}, core.ErrInvalid},
 			{"long reason", core.RefundRequest{OrderNo: paid.OrderNo, Reason: string(make([]byte, 501)), Actor: "api"}, core.ErrInvalid},
 			{"no actor", core.RefundRequest{OrderNo: paid.OrderNo, Reason: "r"}, core.ErrInvalid},
 		} {
@@ -211,15 +211,21 @@ func TestRefundApproval(t *testing.T) {
 		}
 		f.wantSeats(t, core.SeatSold, "A-2")
 
-		// Request, then ops refund directly: the request is superseded.
+		// Request, then the threshold is lifted (a restart with a new
+		// setting) and the order refunded directly: the request is
+		// superseded.
 		o3 := f.paid(t, 3, "A-3")
 		out3, err := f.refunds.Refund(ctx, clerk(o3))
 		if err != nil || !out3.Pending {
 			t.Fatalf("request: %+v %v", out3, err)
 		}
+		oneStep, err := core.NewRefunds(f.eng, st.DB, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 		direct := clerk(o3)
-		direct.Actor, direct.MayApprove = "api", true
-		if out, err := f.refunds.Refund(ctx, direct); err != nil || out.Pending {
+		direct.Actor = "staff:olga"
+		if out, err := oneStep.Refund(ctx, direct); err != nil || out.Pending {
 			t.Fatalf("direct refund: %+v %v", out, err)
 		}
 		rows := f.refundRows(t, o3.OrderNo)
@@ -266,7 +272,7 @@ func TestRefundReleaseFailure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: o.OrderNo, Reason: "r", Actor: "api", MayApprove: true}); err != nil {
+		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: o.OrderNo, Reason: "r", Actor: "api"}); err != nil {
 			t.Fatalf("refund with a failing seat store: %v", err)
 		}
 		if got := f.status(t, o.OrderNo); got != core.StatusRefunded {

@@ -235,7 +235,7 @@ func TestFaultRefundReleaseReplyLost(t *testing.T) {
 				o := f.paid(t, 1, "A-1", "A-2")
 				fault := st.InjectRedis(tc.fault(heldScriptOf(f.show.ID, o.OrderNo)))
 				if _, err := f.refunds.Refund(context.Background(), core.RefundRequest{OrderNo: o.OrderNo, Reason: "r",
-					Actor: "api", MayApprove: true}); err != nil {
+					Actor: "api"}); err != nil {
 					t.Fatal(err)
 				}
 				if !fault.Fired() {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"strings"
@@ -98,6 +99,19 @@ func (s *Server) apiKeyAuth() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// apiActor is who the call's key is on what it does: api:<key prefix>, or
+// api:SEATFLOW_API_TOKEN for the bootstrap token, which has none.
+func apiActor(c echo.Context) string {
+	key, _ := c.Get(contextKeyAPIKey).(access.APIKey)
+	return core.ActorAPIPrefix + cmp.Or(key.Prefix, bootstrapKey.Name)
+}
+
+// apiAction is the call's key as an audited actor, for calls that move money.
+func apiAction(c echo.Context) *core.StaffAction {
+	key, _ := c.Get(contextKeyAPIKey).(access.APIKey)
+	return &core.StaffAction{Staff: apiActor(c), IP: c.RealIP(), Key: &key}
 }
 
 func unauthorizedKey(c echo.Context) error {

@@ -2,12 +2,14 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"seatflow/core"
+	"seatflow/core/access"
 )
 
 type placeOrderRequest struct {
@@ -34,9 +36,6 @@ const (
 	maxExtendMinutes = 120
 	maxReasonLen     = 500
 )
-
-// apiActor is who an extension through the API is recorded as.
-const apiActor = "api"
 
 type orderJSON struct {
 	OrderNo      string         `json:"order_no"`
@@ -129,13 +128,29 @@ func (s *Server) handleGetOrder(c echo.Context) error {
 	}
 	out := orderDetailJSON{orderJSON: newOrderJSON(o), Events: make([]eventJSON, len(events))}
 	for i, ev := range events {
-		detail := ev.Detail
-		if detail == nil {
-			detail = map[string]any{}
-		}
-		out.Events[i] = eventJSON{At: rfc3339(ev.At), Kind: ev.Kind, Detail: detail}
+		out.Events[i] = eventJSON{At: rfc3339(ev.At), Kind: ev.Kind, Detail: apiEventDetail(ev.Detail)}
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// apiStaff is every member of staff to an API reader.
+const apiStaff = "staff"
+
+// apiEventDetail is an event's detail for an API reader: a member of staff
+// (staff:<name> as actor, requester, approver) appears as "staff". Who at
+// the venue did what is the console's and the audit log's to show, not
+// every orders:read key's.
+func apiEventDetail(d map[string]any) map[string]any {
+	out := make(map[string]any, len(d))
+	for k, v := range d {
+		if s, ok := v.(string); ok {
+			if name, ok := strings.CutPrefix(s, core.ActorStaffPrefix); ok && access.ValidUsername(name) == nil {
+				v = apiStaff
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // handleCancelOrder is the customer's cancel. Repeating it succeeds; another
@@ -181,7 +196,7 @@ func (s *Server) handleExtendOrder(c echo.Context) error {
 		return err
 	}
 	o, err := s.engine.ExtendForCustomer(c.Request().Context(), no, req.UserID, time.Duration(req.Minutes)*time.Minute,
-		apiActor, req.Reason)
+		apiActor(c), req.Reason)
 	if err != nil {
 		return err
 	}

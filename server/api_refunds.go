@@ -30,8 +30,11 @@ type refundOrderResponse struct {
 
 // handleRefundOrder refunds a paid order: 200 with the refunded order and
 // the refund row; 409 order_not_paid or already_refunded when it is not
-// paid (a second refund, or one racing a cancel, loses here). The API
-// token is the venue's own back office, so it may approve: no threshold.
+// paid (a second refund, or one racing a cancel, loses here). Above
+// SEATFLOW_REFUND_APPROVAL_CENTS it is 202 with a request that staff other
+// than the key's minter approve in the console: a key is someone's
+// credential, never the second person of four eyes. The key is the refund's
+// actor and its audit row names it.
 func (s *Server) handleRefundOrder(c echo.Context) error {
 	var req refundOrderRequest
 	if err := bindJSON(c, &req); err != nil {
@@ -41,13 +44,18 @@ func (s *Server) handleRefundOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	by := apiAction(c)
 	out, err := s.refunds.Refund(c.Request().Context(), core.RefundRequest{
-		OrderNo: no, Reason: req.Reason, Reference: req.Reference, Actor: "api", MayApprove: true})
+		OrderNo: no, Reason: req.Reason, Reference: req.Reference, Actor: by.Staff, Audit: by})
 	if err != nil {
 		return err
 	}
+	status := http.StatusOK
+	if out.Pending {
+		status = http.StatusAccepted
+	}
 	r := out.Refund
-	return c.JSON(http.StatusOK, refundOrderResponse{Order: newOrderJSON(out.Order), Refund: refundJSON{
+	return c.JSON(status, refundOrderResponse{Order: newOrderJSON(out.Order), Refund: refundJSON{
 		ID: r.ID, State: string(r.State), AmountCents: r.AmountCents, Reason: r.Reason,
 		Reference: r.Reference, Actor: r.Actor, CreatedAt: rfc3339(r.CreatedAt)}})
 }

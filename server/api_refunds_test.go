@@ -62,7 +62,7 @@ func TestRefundOrder(t *testing.T) {
 			if order["order_no"] != paidNo || order["status"] != "refunded" {
 				t.Errorf("order %v, want %s refunded", order, paidNo)
 			}
-			if refund["state"] != "refunded" || refund["amount_cents"] != 3000.0 || refund["reference"] != "R-1" || refund["actor"] != "api" {
+			if refund["state"] != "refunded" || refund["amount_cents"] != 3000.0 || refund["reference"] != "R-1" || refund["actor"] != "api:SEATFLOW_API_TOKEN" {
 				t.Errorf("refund %v", refund)
 			}
 			if refundRows() != rowsBefore+1 {

@@ -20,9 +20,6 @@ const planBodyLimit = "8M"
 // so the answer still reaches the client.
 const planTimeout = 25 * time.Second
 
-// showActor is who a show cancelled through the API is recorded as.
-const showActor = "api"
-
 type categoryJSON struct {
 	Code       string `json:"code"`
 	Name       string `json:"name"`
@@ -232,7 +229,7 @@ func (s *Server) handleCancelShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.engine.CancelShow(c.Request().Context(), id, showActor)
+	res, err := s.engine.CancelShow(c.Request().Context(), id, apiActor(c))
 	if err != nil {
 		return err
 	}

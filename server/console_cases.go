@@ -132,6 +132,7 @@ var caseRefusals = []struct {
 	{core.ErrNoteRequired, "case.err_note", http.StatusUnprocessableEntity},
 	{core.ErrCaseBusy, "case.err_busy", http.StatusConflict},
 	{core.ErrSelfApproval, "case.err_self_approval", http.StatusForbidden},
+	{core.ErrLinkedApproval, "case.err_linked_approval", http.StatusForbidden},
 	{core.ErrAwaitingApproval, "case.err_awaiting_approval", http.StatusConflict},
 }
 

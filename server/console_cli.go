@@ -15,9 +15,9 @@ import (
 	"seatflow/core/store"
 )
 
-// createStaff checks and adds an account: the one path for the console's
-// staff page and `seatflow staff add`.
-func createStaff(ctx context.Context, db *store.DB, username, password, role string, now time.Time) (access.Staff, error) {
+// createStaff checks and adds an account made by by (staff:<name>, cli):
+// the one path for the console's staff page and `seatflow staff add`.
+func createStaff(ctx context.Context, db *store.DB, username, password, role, by string, now time.Time) (access.Staff, error) {
 	if err := access.ValidUsername(username); err != nil {
 		return access.Staff{}, err
 	}
@@ -32,7 +32,7 @@ func createStaff(ctx context.Context, db *store.DB, username, password, role str
 	if err != nil {
 		return access.Staff{}, fmt.Errorf("add staff %q: hash password: %w", username, err)
 	}
-	s, err := db.CreateStaff(ctx, access.Staff{Username: username, Role: r, CreatedAt: now}, string(hash))
+	s, err := db.CreateStaff(ctx, access.Staff{Username: username, Role: r, CreatedAt: now, CreatedBy: by}, string(hash))
 	if err != nil {
 		return access.Staff{}, fmt.Errorf("add staff %q: %w", username, err)
 	}
@@ -79,7 +79,7 @@ func StaffAdd(ctx context.Context, db *store.DB, args []string, stdout io.Writer
 		return errors.New("staff add: give exactly one NAME (flags go before it)")
 	}
 	password := newToken()[:20]
-	s, err := createStaff(ctx, db, fs.Arg(0), password, *role, time.Now().UTC())
+	s, err := createStaff(ctx, db, fs.Arg(0), password, *role, cliActor.Staff, time.Now().UTC())
 	if err != nil {
 		return fmt.Errorf("staff add: %w", err)
 	}

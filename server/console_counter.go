@@ -81,6 +81,9 @@ func (cn *console) takePayment(c echo.Context) error {
 		case errors.Is(err, core.ErrHoldEnded):
 			d.PayError = p.T("counter.err_ended")
 			return render(c, http.StatusConflict, web.OrderPage(p, d))
+		case errors.Is(err, core.ErrOnlineOrder):
+			d.PayError = p.T("counter.err_online")
+			return render(c, http.StatusConflict, web.OrderPage(p, d))
 		case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
 			d.PayError = ce.Message
 			return render(c, http.StatusUnprocessableEntity, web.OrderPage(p, d))

@@ -128,3 +128,31 @@ func TestConsoleCounterSale(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterPaysOnlyCounterHolds: the box office takes money only for
+// seats held at the counter; an online order waits for its buyer's payment
+// and is never marked paid in cash, so a clerk cannot pocket the money of a
+// sale the provider never saw. Nothing is written.
+func TestCounterPaysOnlyCounterHolds(t *testing.T) {
+	env := newConsoleEnv(t)
+	ctx := context.Background()
+	box := env.login(access.RoleBoxOffice)
+	online := env.place(51, "A-1")
+	if page := box.do("GET", "/console/orders/"+online.OrderNo, nil, nil).Body.String(); strings.Contains(page, `id="pay-form"`) {
+		t.Errorf("an online order's page offers the counter payment form")
+	}
+	before := env.auditCount(core.AuditCounterPayment)
+	rec := box.post("/console/orders/"+online.OrderNo+"/pay", url.Values{"tender": {"cash"}})
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "was placed online") {
+		t.Errorf("paying an online order at the counter: status %d: %.300s", rec.Code, rec.Body)
+	}
+	if o, err := env.db.Order(ctx, online.OrderNo); err != nil || o.Status != core.StatusPending {
+		t.Errorf("online order after the refusal: %v %v, want pending", o.Status, err)
+	}
+	if pays, err := env.db.OrderPayments(ctx, online.OrderNo); err != nil || len(pays) != 0 {
+		t.Errorf("payments %+v %v, want none", pays, err)
+	}
+	if got := env.auditCount(core.AuditCounterPayment); got != before {
+		t.Errorf("the refusal was audited as a payment: %d → %d", before, got)
+	}
+}

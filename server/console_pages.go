@@ -411,7 +411,8 @@ func (cn *console) renderStaff(c echo.Context, status int, d web.StaffData) erro
 func (cn *console) staffAdd(c echo.Context) error {
 	d := web.StaffData{Username: strings.ToLower(strings.TrimSpace(c.FormValue("username"))),
 		Role: access.Role(c.FormValue("role"))}
-	s, err := createStaff(c.Request().Context(), cn.DB, d.Username, c.FormValue("password"), string(d.Role), cn.Clock.Now())
+	s, err := createStaff(c.Request().Context(), cn.DB, d.Username, c.FormValue("password"), string(d.Role),
+		consoleActor(c).Staff, cn.Clock.Now())
 	if key := staffFormError(err); key != "" {
 		d.FormError = key
 		return cn.renderStaff(c, http.StatusUnprocessableEntity, d)

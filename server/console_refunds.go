@@ -118,7 +118,7 @@ func (cn *console) refundParam(c echo.Context) (core.Refund, error) {
 // refundConflict is the catalog key of a refund the order's state refused,
 // or "" for any other error.
 func refundConflict(err error) string {
-	for _, e := range []*core.Error{core.ErrAlreadyRefunded, core.ErrOrderNotPaid, core.ErrRefundPending, core.ErrRefundDecided, core.ErrSelfApproval} {
+	for _, e := range []*core.Error{core.ErrAlreadyRefunded, core.ErrOrderNotPaid, core.ErrRefundPending, core.ErrRefundDecided, core.ErrSelfApproval, core.ErrLinkedApproval} {
 		if errors.Is(err, e) {
 			return "refund.err_" + e.Code
 		}

@@ -60,7 +60,7 @@ func SetUpDemo(ctx context.Context, db *store.DB) (Demo, error) {
 	}
 	for _, role := range access.AllRoles() { // one account per role, named after it
 		password := newToken()[:20]
-		if _, err := createStaff(ctx, db, string(role), password, string(role), time.Now().UTC()); err != nil {
+		if _, err := createStaff(ctx, db, string(role), password, string(role), cliActor.Staff, time.Now().UTC()); err != nil {
 			return d, fmt.Errorf("demo: %w", err)
 		}
 		d.Logins = append(d.Logins, DemoLogin{User: string(role), Role: string(role), Password: password})

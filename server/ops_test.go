@@ -30,7 +30,7 @@ func TestAPIExtend(t *testing.T) {
 		t.Errorf("extended order %v: want pending, expiry +30m from %v", got, expire)
 	}
 	detail := a.do("GET", "/api/v1/orders/"+no, "")
-	if !strings.Contains(detail.Body.String(), `"kind":"extended"`) || !strings.Contains(detail.Body.String(), `"actor":"api"`) {
+	if !strings.Contains(detail.Body.String(), `"kind":"extended"`) || !strings.Contains(detail.Body.String(), `"actor":"api:SEATFLOW_API_TOKEN"`) {
 		t.Errorf("timeline lacks the extension: %s", detail.Body)
 	}
 

@@ -56,3 +56,9 @@ func customerLine(c core.Customer) string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// CounterPayable says whether the box office may take money for o: a
+// pending order held at the counter (an online order is paid online).
+func CounterPayable(o core.Order) bool {
+	return o.Status == core.StatusPending && o.UserID == core.BoxOfficeUserID
+}

@@ -520,7 +520,7 @@ func paymentsList(p Page, d OrderData) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if d.PayError != "" && d.Order.Status != core.StatusPending {
+		if d.PayError != "" && !CounterPayable(d.Order) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<p class=\"error\" role=\"alert\" id=\"pay-error\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

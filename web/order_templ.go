@@ -661,7 +661,7 @@ func OrderPage(p Page, d OrderData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if o.Status == core.StatusPending && p.Can(access.ActCounterSale) {
+			if CounterPayable(o) && p.Can(access.ActCounterSale) {
 				templ_7745c5c3_Err = payForm(p, d).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -101,6 +101,7 @@ func detailFields(currency string) []detailField {
 		{"seats", "ev.seat_count", plain},
 		{"key", "ev.item", plain},
 		{"prefix", "ev.key_prefix", plain},
+		{"api_key", "ev.api_key", plain},
 		{"scopes", "ev.scopes", plain},
 		{"before", "ev.archived_before", timestamp},
 		{"deleted", "ev.deleted", plain},

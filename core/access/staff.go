@@ -78,6 +78,9 @@ type Staff struct {
 	// TimeZone is the IANA zone the console shows this account's times
 	// in (timezone.go); "" for the server's zone.
 	TimeZone string
+	// CreatedBy is who added the account: staff:<username>, cli, or ""
+	// for an account older than the record.
+	CreatedBy string
 }
 
 var usernamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,63}$`)

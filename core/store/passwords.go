@@ -108,7 +108,7 @@ func (db *DB) PasswordReset(ctx context.Context, tokenHash string, now time.Time
 
 func passwordReset(ctx context.Context, q sqlx.QueryerContext, tokenHash string, now time.Time, lock string) (access.Staff, error) {
 	var r staffRow
-	err := sqlx.GetContext(ctx, q, &r, `SELECT st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled, st.time_zone
+	err := sqlx.GetContext(ctx, q, &r, `SELECT st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled, st.time_zone, st.created_by
  FROM password_reset p JOIN staff st ON st.id = p.staff_id
  WHERE p.token_hash = ? AND p.used_at = 0 AND p.expires_at > ? AND st.disabled = 0`+lock, tokenHash, ms(now))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -20,21 +20,22 @@ type staffRow struct {
 	CreatedAt    int64  `db:"created_at"`
 	Disabled     bool   `db:"disabled"`
 	TimeZone     string `db:"time_zone"`
+	CreatedBy    string `db:"created_by"`
 }
 
 func (r staffRow) staff() access.Staff {
 	return access.Staff{ID: r.ID, Username: r.Username, Role: access.Role(r.Role),
-		CreatedAt: fromMS(r.CreatedAt), Disabled: r.Disabled, TimeZone: r.TimeZone}
+		CreatedAt: fromMS(r.CreatedAt), Disabled: r.Disabled, TimeZone: r.TimeZone, CreatedBy: r.CreatedBy}
 }
 
-const staffCols = `id, username, password_hash, role, created_at, disabled, time_zone`
+const staffCols = `id, username, password_hash, role, created_at, disabled, time_zone, created_by`
 
 // CreateStaff adds an account with an already hashed password; a taken
 // username is access.ErrStaffExists.
 func (db *DB) CreateStaff(ctx context.Context, s access.Staff, passwordHash string) (access.Staff, error) {
 	res, err := db.w.ExecContext(ctx,
-		`INSERT INTO staff (username, password_hash, role, created_at, disabled) VALUES (?, ?, ?, ?, ?)`,
-		s.Username, passwordHash, string(s.Role), ms(s.CreatedAt), s.Disabled)
+		`INSERT INTO staff (username, password_hash, role, created_at, disabled, created_by) VALUES (?, ?, ?, ?, ?, ?)`,
+		s.Username, passwordHash, string(s.Role), ms(s.CreatedAt), s.Disabled, s.CreatedBy)
 	if isDuplicate(err) {
 		return access.Staff{}, fmt.Errorf("staff %q: %w", s.Username, access.ErrStaffExists)
 	}
@@ -146,7 +147,7 @@ func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (acc
 	var r sessionRow
 	err := db.r.GetContext(ctx, &r, `
 		SELECT s.token_hash, s.csrf_token, s.created_at AS session_created_at, s.expires_at, s.last_seen_at, s.ip, s.user_agent,
-		       st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled, st.time_zone
+		       st.id, st.username, st.password_hash, st.role, st.created_at, st.disabled, st.time_zone, st.created_by
 		FROM staff_session s JOIN staff st ON st.id = s.staff_id
 		WHERE s.token_hash = ? AND s.expires_at > ? AND st.disabled = 0`, tokenHash, ms(now))
 	if errors.Is(err, sql.ErrNoRows) {
