@@ -167,7 +167,7 @@ func TestPruneKeepsRefundedTimeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: paid.OrderNo, Reason: "show moved",
-			Actor: "api", MayApprove: true}); err != nil {
+			Actor: "api"}); err != nil {
 			t.Fatal(err)
 		}
 		timeline := countRows(t, st, `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, paid.OrderNo)
