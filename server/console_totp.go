@@ -188,13 +188,23 @@ func (cn *console) confirmSecondFactor(c echo.Context) error {
 	if !ok || f.Confirmed() {
 		return c.Redirect(http.StatusSeeOther, web.URL("/account/2fa"))
 	}
+	// The password again: a stolen session alone must not put the thief's
+	// factor on the account and lock its owner out.
+	if cn.accountLimiter.over(s.staff.Username) {
+		return cn.renderSecondFactor(c, http.StatusTooManyRequests, "login.throttled")
+	}
+	if right, err := cn.ownPasswordRight(ctx, s.staff.Username, c.FormValue("password")); err != nil {
+		return err
+	} else if !right {
+		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_enable")
+	}
 	audit := staffAction(c).Entry(now, access.AuditTOTPEnable, "staff:"+s.staff.Username, nil)
 	valid, err := cn.useCode(ctx, f, c.FormValue("code"), true, now, &audit)
 	if err != nil {
 		return err
 	}
 	if !valid {
-		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "login.code_wrong")
+		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_enable")
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=totp_enabled"))
 }

@@ -24,7 +24,7 @@ func enrollSecondFactor(t *testing.T, env *consoleEnv, b *browser) string {
 	if page.Code != http.StatusOK || m == nil || !strings.Contains(page.Body.String(), "<svg") {
 		t.Fatalf("2fa page: status %d, no secret or QR code: %.400s", page.Code, page.Body)
 	}
-	if rec := b.post("/console/account/2fa", url.Values{"code": {totpCode(t, m[1], env.clock.Now())}}); rec.Code != http.StatusSeeOther {
+	if rec := b.post("/console/account/2fa", url.Values{"password": {testPassword}, "code": {totpCode(t, m[1], env.clock.Now())}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("confirm: status %d: %.300s", rec.Code, rec.Body)
 	}
 	return m[1]
@@ -163,6 +163,41 @@ func TestSecondFactorDisableAndAdminReset(t *testing.T) {
 	}
 	if a := auditOf(t, env, access.AuditTOTPReset); len(a) != 1 || a[0].Target != "staff:"+ops.Username {
 		t.Errorf("audit of the reset: %+v", a)
+	}
+}
+
+// TestSecondFactorEnableNeedsPassword: turning the second factor on asks
+// for the password again, so a stolen session cannot put a factor of the
+// thief's own on the account and lock its owner out.
+func TestSecondFactorEnableNeedsPassword(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[access.RoleOps]
+	b := env.login(access.RoleOps)
+	m := totpSecretInPage.FindStringSubmatch(b.do("GET", "/console/account/2fa", nil, nil).Body.String())
+	if m == nil {
+		t.Fatal("no offered secret")
+	}
+	code := totpCode(t, m[1], env.clock.Now())
+	for _, tc := range []struct {
+		name string
+		form url.Values
+	}{
+		{"no password", url.Values{"code": {code}}},
+		{"wrong password", url.Values{"password": {"wrong password!"}, "code": {code}}},
+	} {
+		rec := b.post("/console/account/2fa", tc.form)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `id="totp-error"`) {
+			t.Errorf("%s: status %d, want 422 with the error shown", tc.name, rec.Code)
+		}
+	}
+	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the factor was turned on without the password: login status %d", res.StatusCode)
+	}
+	if page := b.do("GET", "/console/account/2fa", nil, nil).Body.String(); !strings.Contains(page, `id="totp-enable-password"`) {
+		t.Error("the set-up form asks for no password")
+	}
+	if rec := b.post("/console/account/2fa", url.Values{"password": {testPassword}, "code": {code}}); rec.Code != http.StatusSeeOther {
+		t.Errorf("with the password: status %d", rec.Code)
 	}
 }
 

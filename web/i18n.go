@@ -136,6 +136,7 @@ var catalog = map[string]entry{
 	"totp.confirm":           {"Turn on", "开启"},
 	"totp.on_since":          {"On since %s: signing in asks for a code from your app.", "自 %s 起已开启：登录时需输入应用中的验证码。"},
 	"totp.disable":           {"Turn off", "关闭"},
+	"totp.err_enable":        {"The password or the code is wrong.", "密码或验证码错误。"},
 	"totp.err_disable":       {"The password or the code is wrong.", "密码或验证码错误。"},
 	"totp.required":          {"Your role must use two-step sign-in: set it up to go on.", "您的角色必须使用两步验证：请先完成设置。"},
 	"totp.required_keep":     {"Your role must use two-step sign-in, so it cannot be turned off. An admin can reset it if you lose your phone.", "您的角色必须使用两步验证，因此无法关闭。如手机丢失，可请管理员重置。"},
