@@ -91,6 +91,8 @@ type Config struct {
 	// SEATFLOW_RATE_PER_CLIENT, default 20, requests a second; 0 = none):
 	// the API's abuse limits, per instance (abuse.go). The engine's
 	// MaxHoldsPerClient is SEATFLOW_MAX_HOLDS_PER_CLIENT (default 8).
+	// RateLimits.IPv6Prefix (SEATFLOW_IPV6_PREFIX, default 64): every
+	// per-address count takes an IPv6 client by its network of this size.
 	RateLimits RateLimits
 
 	// MaxClockSkew (SEATFLOW_MAX_CLOCK_SKEW, default 500ms): how far this
@@ -215,6 +217,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.RateLimits.PerKey = p.nonNegativeInt("SEATFLOW_RATE_PER_KEY", 2000)
 	c.RateLimits.PerClient = p.nonNegativeInt("SEATFLOW_RATE_PER_CLIENT", 20)
 	c.Engine.MaxHoldsPerClient = p.nonNegativeInt("SEATFLOW_MAX_HOLDS_PER_CLIENT", 8)
+	c.RateLimits.IPv6Prefix = p.positiveInt("SEATFLOW_IPV6_PREFIX", core.DefaultIPv6Prefix)
+	if c.RateLimits.IPv6Prefix > 128 {
+		p.fail("SEATFLOW_IPV6_PREFIX", p.getenv("SEATFLOW_IPV6_PREFIX"), "want a prefix length from 1 to 128")
+	}
 	if v := p.getenv("SEATFLOW_REQUIRE_2FA"); v != "" {
 		var err error
 		if c.RequireSecondFactor, err = access.ParseSecondFactorPolicy(v); err != nil {

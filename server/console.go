@@ -60,6 +60,9 @@ type ConsoleDeps struct {
 	SessionIdle time.Duration
 	// SecondFactor is SEATFLOW_REQUIRE_2FA.
 	SecondFactor access.SecondFactorPolicy
+	// IPv6Prefix is SEATFLOW_IPV6_PREFIX: failed logins count per address,
+	// an IPv6 one by its network (core.ClientNet; 0: the default /64).
+	IPv6Prefix int
 }
 
 // console holds the console's handlers.
