@@ -225,6 +225,9 @@ func (cn *console) login(c echo.Context) error {
 	if f, ok, err := cn.DB.TOTP(ctx, staff.ID); err != nil {
 		return err
 	} else if ok && f.Confirmed() {
+		if now := cn.Clock.Now(); f.Locked(now) {
+			return cn.secondFactorLocked(c, f, now)
+		}
 		return cn.askForCode(c, staff, d.Next)
 	}
 	return cn.startSession(c, staff, d.Next)
