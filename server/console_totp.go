@@ -338,3 +338,27 @@ func StaffResetSecondFactor(ctx context.Context, db *store.DB, args []string, st
 	_, err = fmt.Fprintf(stdout, "removed the second factor of %s: the next sign-in needs the password only\n", s.Username)
 	return err
 }
+
+// StaffUnlockSecondFactor is `seatflow staff unlock-2fa NAME`: lifts the
+// lock wrong codes put on the account's second factor, keeping the factor.
+func StaffUnlockSecondFactor(ctx context.Context, db *store.DB, args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: seatflow staff unlock-2fa NAME")
+	}
+	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+	if err != nil {
+		return fmt.Errorf("staff unlock-2fa: %w", err)
+	}
+	now := time.Now().UTC()
+	was, err := db.UnlockTOTP(ctx, s.ID, now, core.AuditEntry{At: now, Staff: cliActor.Staff,
+		Action: access.AuditTOTPUnlock, Target: "staff:" + s.Username})
+	if err != nil {
+		return fmt.Errorf("staff unlock-2fa: %w", err)
+	}
+	if !was {
+		_, err = fmt.Fprintf(stdout, "the second factor of %s is not locked\n", s.Username)
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "unlocked the second factor of %s\n", s.Username)
+	return err
+}

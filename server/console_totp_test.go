@@ -412,3 +412,28 @@ func TestSecondFactorLockoutRunsOutAndDoubles(t *testing.T) {
 		t.Fatalf("after twice the length: status %d, want signed in", code)
 	}
 }
+
+// TestStaffUnlockSecondFactorCommand: `seatflow staff unlock-2fa NAME`
+// lifts a lock and keeps the factor.
+func TestStaffUnlockSecondFactorCommand(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[access.RoleOps]
+	enrollSecondFactor(t, env, env.login(access.RoleOps))
+	ctx, now := context.Background(), time.Now()
+	for range access.TOTPMaxFailures {
+		if _, err := env.db.FailTOTPCode(ctx, ops.ID, now, core.AuditEntry{At: now, Action: access.AuditTOTPLocked}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if err := StaffUnlockSecondFactor(ctx, env.db, []string{ops.Username}, &out); err != nil || !strings.Contains(out.String(), "unlocked") {
+		t.Fatalf("unlock: %v, %q", err, out.String())
+	}
+	if f, ok, err := env.db.TOTP(ctx, ops.ID); err != nil || !ok || !f.Confirmed() || f.Locked(time.Now()) {
+		t.Errorf("after the unlock: %+v %t %v", f, ok, err)
+	}
+	out.Reset()
+	if err := StaffUnlockSecondFactor(ctx, env.db, []string{ops.Username}, &out); err != nil || !strings.Contains(out.String(), "not locked") {
+		t.Errorf("a second unlock: %v, %q", err, out.String())
+	}
+}
