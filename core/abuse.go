@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -10,10 +11,39 @@ import (
 // Config.MaxHoldsPerClient orders open on one show, so a script with
 // made-up user ids cannot hold a whole show from one machine. The address
 // comes from the API (the connection's, or X-SeatFlow-Client-IP from a
-// key with the client_ip right); console sales carry none and are not
-// capped. The count is read before the seats are locked, so requests in
+// key with the client_ip right) as its ClientNet, so an IPv6 client counts
+// by its /64; console sales carry none and are not capped. The count is read before the seats are locked, so requests in
 // flight at the same moment may each pass: the cap can be exceeded by at
 // most the address's concurrent placements, never without end.
+
+// DefaultIPv6Prefix is the IPv6 network counted as one client: an ISP
+// gives one customer, often one machine, a whole /64 to pick addresses
+// from, so counting single addresses lets one machine pose as billions.
+const DefaultIPv6Prefix = 64
+
+// ClientNet is what the per-address limits count an address as (the
+// holds cap here, the API's request rate, the console's failed logins):
+// an IPv4 address itself, an IPv6 one by its network of v6Prefix bits
+// (0: DefaultIPv6Prefix), e.g. 2001:db8:1:2::/64. Anything that is not an
+// address is returned as it is.
+func ClientNet(addr string, v6Prefix int) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	if v6Prefix <= 0 {
+		v6Prefix = DefaultIPv6Prefix
+	}
+	p, err := ip.Prefix(v6Prefix)
+	if err != nil {
+		return ip.String()
+	}
+	return p.String()
+}
 
 // ErrTooManyHolds: the address has as many holds open on the show as
 // allowed. Retry-After is a hold's length at most; a minute is a fair hint.

@@ -127,8 +127,8 @@ type Order struct {
 	TimeoutSend     HopState
 	TimeoutResendAt time.Time
 	Customer        Customer // zero when placed without one
-	// ClientIP is the end-user address the API placed the order from
-	// (abuse.go); "" from the console.
+	// ClientIP is the end-user address the API placed the order from, as
+	// ClientNet counts it (abuse.go); "" from the console.
 	ClientIP string
 }
 

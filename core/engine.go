@@ -110,7 +110,8 @@ type PlaceRequest struct {
 	// which the public API may not, and no purchase limit applies, as the
 	// counter sells for many people under BoxOfficeUserID.
 	BoxOffice bool
-	// ClientIP is the end-user address the API placed it from: capped by
+	// ClientIP is the end-user address the API placed it from, as
+	// ClientNet counts it (an IPv6 one by its network): capped by
 	// Config.MaxHoldsPerClient, and stored with the order.
 	ClientIP string
 }

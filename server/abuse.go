@@ -45,6 +45,9 @@ const (
 // limit); a burst of twice as many is allowed.
 type RateLimits struct {
 	PerKey, PerClient int
+	// IPv6Prefix (SEATFLOW_IPV6_PREFIX) is the network size an IPv6
+	// client counts by; 0 is core.DefaultIPv6Prefix.
+	IPv6Prefix int
 }
 
 type abuseLimits struct {
@@ -121,6 +124,7 @@ func (a *abuseLimits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		ip = core.ClientNet(ip, a.cfg.IPv6Prefix)
 		c.Set(contextKeyClientIP, ip)
 		label := keyLabel(key)
 		if a.cfg.PerKey > 0 {
@@ -179,7 +183,8 @@ func clientAddress(c echo.Context, key access.APIKey) (string, error) {
 	return addr.Unmap().String(), nil
 }
 
-// clientIPOf is the address middleware found for the request.
+// clientIPOf is the address middleware found for the request, as the
+// limits count it (core.ClientNet: an IPv6 one by its network).
 func clientIPOf(c echo.Context) string {
 	ip, _ := c.Get(contextKeyClientIP).(string)
 	return ip

@@ -46,6 +46,15 @@ func TestAbuseLimits(t *testing.T) {
 			{forwarder, "::ffff:203.0.113.6", 0, 200}, // the same address, written as IPv6
 			{forwarder, "203.0.113.6", 0, 429},
 		}, core.RateLimitClient},
+		{"the addresses of one IPv6 /64 count as one", RateLimits{PerClient: 1}, []req{
+			{forwarder, "2001:db8:1:2::1", 0, 200}, {forwarder, "2001:db8:1:2::2", 0, 200},
+			{forwarder, "2001:db8:1:2:ffff:ffff:ffff:ffff", 0, 429},
+			{forwarder, "2001:db8:1:3::1", 0, 200}, // the next /64
+		}, core.RateLimitClient},
+		{"a longer IPv6 prefix counts narrower networks", RateLimits{PerClient: 1, IPv6Prefix: 128}, []req{
+			{forwarder, "2001:db8:1:2::1", 0, 200}, {forwarder, "2001:db8:1:2::1", 0, 200},
+			{forwarder, "2001:db8:1:2::2", 0, 200},
+		}, core.RateLimitClient},
 		{"a key without the right cannot pick an address", RateLimits{PerClient: 1}, []req{
 			{plain, "203.0.113.5", 0, 200}, {plain, "203.0.113.6", 0, 200}, {plain, "203.0.113.7", 0, 429},
 		}, core.RateLimitClient},
@@ -137,6 +146,39 @@ func TestHoldsPerClient(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(app.Handler.abuse.limited.WithLabelValues(bootstrapKey.Name, core.RateLimitHolds)); got != 1 {
 		t.Errorf("seatflow_rate_limited_total{reason=holds_per_client} = %v, want 1", got)
+	}
+}
+
+// TestHoldsPerClientCountsIPv6Networks: the holds cap counts the
+// addresses of one IPv6 /64 together: one machine may pick any of them.
+func TestHoldsPerClientCountsIPv6Networks(t *testing.T) {
+	app, base, _ := startApp(t, map[string]string{"SEATFLOW_MAX_HOLDS_PER_CLIENT": "2"}, nil)
+	show := createTestShow(t, app)
+	place := func(seat, forwarded string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+"/api/v1/orders",
+			strings.NewReader(fmt.Sprintf(`{"user_id":%d,"show_id":%d,"seat_ids":[%q]}`, time.Now().UnixNano()%1e9+1, show, seat)))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(clientIPHeader, forwarded)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for i, seat := range []string{"A-1", "A-2"} {
+		if code, body := place(seat, fmt.Sprintf("2001:db8:7:8::%d", i+1)); code != http.StatusCreated {
+			t.Fatalf("hold %s: %d %s", seat, code, body)
+		}
+	}
+	if code, body := place("A-3", "2001:db8:7:8:abcd::99"); code != http.StatusTooManyRequests || !strings.Contains(body, "too_many_holds") {
+		t.Errorf("a third hold from the same /64: %d %s", code, body)
+	}
+	if code, body := place("A-3", "2001:db8:7:9::1"); code != http.StatusCreated {
+		t.Errorf("a hold from the next /64: %d %s", code, body)
 	}
 }
 

@@ -133,6 +133,9 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if err = a.DB.Migrate(ctx); err != nil {
 		return nil, fmt.Errorf("SEATFLOW_DB: migrate: %w", err)
 	}
+	if err = a.openTOTPKeys(ctx); err != nil {
+		return nil, err
+	}
 
 	// The embedded stack keeps seat state in this process: the Redis
 	// store's rules without a Redis protocol, its scripts or its client.

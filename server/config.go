@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -87,10 +88,21 @@ type Config struct {
 	// accounts that must set up a second factor before anything else.
 	RequireSecondFactor access.SecondFactorPolicy
 
+	// TOTPKey (SEATFLOW_TOTP_KEY, or the file SEATFLOW_TOTP_KEY_FILE
+	// names; 32 bytes in base64) seals second-factor secrets in the
+	// database; TOTPKeysPrevious (SEATFLOW_TOTP_KEYS_PREVIOUS, comma
+	// separated) still open the ones sealed before a rotation. nil: the
+	// embedded stack keeps a generated key beside its SQLite file
+	// (app_totp.go).
+	TOTPKey          []byte
+	TOTPKeysPrevious [][]byte
+
 	// RateLimits (SEATFLOW_RATE_PER_KEY, default 2000, and
 	// SEATFLOW_RATE_PER_CLIENT, default 20, requests a second; 0 = none):
 	// the API's abuse limits, per instance (abuse.go). The engine's
 	// MaxHoldsPerClient is SEATFLOW_MAX_HOLDS_PER_CLIENT (default 8).
+	// RateLimits.IPv6Prefix (SEATFLOW_IPV6_PREFIX, default 64): every
+	// per-address count takes an IPv6 client by its network of this size.
 	RateLimits RateLimits
 
 	// MaxClockSkew (SEATFLOW_MAX_CLOCK_SKEW, default 500ms): how far this
@@ -215,12 +227,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.RateLimits.PerKey = p.nonNegativeInt("SEATFLOW_RATE_PER_KEY", 2000)
 	c.RateLimits.PerClient = p.nonNegativeInt("SEATFLOW_RATE_PER_CLIENT", 20)
 	c.Engine.MaxHoldsPerClient = p.nonNegativeInt("SEATFLOW_MAX_HOLDS_PER_CLIENT", 8)
+	c.RateLimits.IPv6Prefix = p.positiveInt("SEATFLOW_IPV6_PREFIX", core.DefaultIPv6Prefix)
+	if c.RateLimits.IPv6Prefix > 128 {
+		p.fail("SEATFLOW_IPV6_PREFIX", p.getenv("SEATFLOW_IPV6_PREFIX"), "want a prefix length from 1 to 128")
+	}
 	if v := p.getenv("SEATFLOW_REQUIRE_2FA"); v != "" {
 		var err error
 		if c.RequireSecondFactor, err = access.ParseSecondFactorPolicy(v); err != nil {
 			p.fail("SEATFLOW_REQUIRE_2FA", v, err.Error())
 		}
 	}
+	c.TOTPKey, c.TOTPKeysPrevious = p.totpKeys()
 	c.Retention = p.retention()
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
 	c.TimeoutMaxAttempts = p.positiveInt("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", core.DefaultTimeoutMaxAttempts)
@@ -400,6 +417,43 @@ func (p *envParser) secret(name string) (Secret, bool) {
 		p.fail(name, "", "generating a random value: "+err.Error())
 	}
 	return Secret(hex.EncodeToString(b[:])), true
+}
+
+// totpKeys reads SEATFLOW_TOTP_KEY or SEATFLOW_TOTP_KEY_FILE (one of
+// them) and SEATFLOW_TOTP_KEYS_PREVIOUS. A key never appears in an error.
+func (p *envParser) totpKeys() ([]byte, [][]byte) {
+	v, file := strings.TrimSpace(p.getenv("SEATFLOW_TOTP_KEY")), strings.TrimSpace(p.getenv("SEATFLOW_TOTP_KEY_FILE"))
+	var key []byte
+	var err error
+	switch {
+	case v != "" && file != "":
+		p.fail("SEATFLOW_TOTP_KEY_FILE", file, "set SEATFLOW_TOTP_KEY or SEATFLOW_TOTP_KEY_FILE, not both")
+	case v != "":
+		if key, err = access.ParseTOTPKey(v); err != nil {
+			p.fail("SEATFLOW_TOTP_KEY", "[redacted]", err.Error())
+		}
+	case file != "":
+		b, rerr := os.ReadFile(file)
+		if rerr != nil {
+			p.fail("SEATFLOW_TOTP_KEY_FILE", file, rerr.Error())
+		} else if key, err = access.ParseTOTPKey(string(b)); err != nil {
+			p.fail("SEATFLOW_TOTP_KEY_FILE", file, err.Error())
+		}
+	}
+	var prev [][]byte
+	if v := strings.TrimSpace(p.getenv("SEATFLOW_TOTP_KEYS_PREVIOUS")); v != "" {
+		if key == nil {
+			p.fail("SEATFLOW_TOTP_KEYS_PREVIOUS", "[redacted]", "needs the current key in SEATFLOW_TOTP_KEY or SEATFLOW_TOTP_KEY_FILE")
+		}
+		for i, k := range strings.Split(v, ",") {
+			b, err := access.ParseTOTPKey(k)
+			if err != nil {
+				p.fail("SEATFLOW_TOTP_KEYS_PREVIOUS", "[redacted]", fmt.Sprintf("key %d: %v", i+1, err))
+			}
+			prev = append(prev, b)
+		}
+	}
+	return key, prev
 }
 
 func validAddr(v string) error {

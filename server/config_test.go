@@ -36,6 +36,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"token generated", c.APITokenGenerated, true},
 		{"secret generated", c.PaymentSecretGenerated, true},
 		{"session idle", c.SessionIdle, 30 * time.Minute},
+		{"IPv6 prefix", c.RateLimits.IPv6Prefix, 64},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -107,6 +108,12 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_HOLD_TTL", "-5m", ""},
 		{"SEATFLOW_HOLD_TTL", "15", ""},
 		{"SEATFLOW_PURCHASE_LIMIT", "0", ""},
+		{"SEATFLOW_TOTP_KEY", "c2hvcnQ=", "want 32"},
+		{"SEATFLOW_TOTP_KEY", "not base64!", "not base64"},
+		{"SEATFLOW_TOTP_KEY_FILE", "/nonexistent/totp.key", "no such file"},
+		{"SEATFLOW_TOTP_KEYS_PREVIOUS", "c2hvcnQ=", "needs the current key"},
+		{"SEATFLOW_IPV6_PREFIX", "0", ""},
+		{"SEATFLOW_IPV6_PREFIX", "129", "1 to 128"},
 		{"SEATFLOW_TIMEOUT_MAX_ATTEMPTS", "0", ""},
 		{"SEATFLOW_TIMEOUT_MAX_ATTEMPTS", "many", ""},
 		{"SEATFLOW_TIMEOUT_MAX_ATTEMPTS", "1001", "1 to 1000"},

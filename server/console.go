@@ -14,6 +14,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"seatflow/core"
 	"seatflow/core/access"
@@ -60,6 +61,11 @@ type ConsoleDeps struct {
 	SessionIdle time.Duration
 	// SecondFactor is SEATFLOW_REQUIRE_2FA.
 	SecondFactor access.SecondFactorPolicy
+	// Registry gets the console's metrics; nil keeps them unregistered.
+	Registry prometheus.Registerer
+	// IPv6Prefix is SEATFLOW_IPV6_PREFIX: failed logins count per address,
+	// an IPv6 one by its network (core.ClientNet; 0: the default /64).
+	IPv6Prefix int
 }
 
 // console holds the console's handlers.
@@ -73,6 +79,9 @@ type console struct {
 	streams                     *sessionStreams // open event streams, ended with their session
 	cases                       *core.Cases     // the discrepancy case workflow
 	counter                     *core.Counter   // counter sales
+	// totpFailures and totpLockouts count wrong second-factor codes and
+	// the lockouts they caused (seatflow_totp_*_total).
+	totpFailures, totpLockouts prometheus.Counter
 
 	// keepAlive starts a stream's keep-alive ticks (each one re-checks
 	// the session) and returns their stop.
@@ -126,7 +135,14 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 		accountLimiter: newLoginLimiter(loginUserTries, loginTryWindow, deps.Clock),
 		hashSlots:      make(chan struct{}, loginHashSlots),
 		cases:          core.NewCases(deps.DB, deps.Clock), counter: core.NewCounter(deps.Engine, deps.DB),
-		keepAlive: keepAliveTicker}
+		keepAlive: keepAliveTicker,
+		totpFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "seatflow_totp_failures_total",
+			Help: "Wrong second-factor (TOTP) codes entered, at sign-in or to turn the factor off."}),
+		totpLockouts: prometheus.NewCounter(prometheus.CounterOpts{Name: "seatflow_totp_lockouts_total",
+			Help: "Second factors locked after too many wrong codes."})}
+	if deps.Registry != nil {
+		deps.Registry.MustRegister(cn.totpFailures, cn.totpLockouts)
+	}
 
 	g := e.Group(web.Prefix, consoleGzip(), securityHeaders, cn.errorPages, limitBodies, cn.loadSession)
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix(web.Prefix+"/static/", staticFiles(static.FS))))

@@ -178,14 +178,16 @@ const dummyHash = "$2a$10$gmS.mqVXNsZkLPDSDTeVyeRlZ35UfaxT6qx0q6ZG/XykjOn423YW6"
 
 func (cn *console) login(c echo.Context) error {
 	ctx := c.Request().Context()
+	name, nameValid := access.LoginName(c.FormValue("username"))
 	// Bounded: a failed login writes the name into the audit log.
-	username := truncate(strings.ToLower(strings.TrimSpace(c.FormValue("username"))), 64)
+	username := truncate(name, 64)
 	d := web.LoginData{Username: username, Next: c.FormValue("next")}
 	if !formTokenValid(c, loginCookie) {
 		d.Error = "login.expired"
 		return cn.renderLogin(c, http.StatusForbidden, d)
 	}
-	ip := c.RealIP()
+	// Addresses count by network: one machine may have a whole IPv6 /64.
+	ip := core.ClientNet(c.RealIP(), cn.IPv6Prefix)
 	// Three limits: one address guessing one account, one address spraying
 	// many accounts, many addresses guessing one account. The last two
 	// count failures only, so a shared office address can still log in.
@@ -200,7 +202,11 @@ func (cn *console) login(c echo.Context) error {
 	default:
 		return cn.throttled(c, d, time.Second)
 	}
-	staff, hash, err := cn.DB.StaffLogin(ctx, username)
+	// A name in another spelling is no account's: not even looked up.
+	staff, hash, err := access.Staff{}, "", error(access.ErrStaffNotFound)
+	if nameValid {
+		staff, hash, err = cn.DB.StaffLogin(ctx, username)
+	}
 	if err != nil && !errors.Is(err, access.ErrStaffNotFound) {
 		return err
 	}
@@ -219,6 +225,9 @@ func (cn *console) login(c echo.Context) error {
 	if f, ok, err := cn.DB.TOTP(ctx, staff.ID); err != nil {
 		return err
 	} else if ok && f.Confirmed() {
+		if now := cn.Clock.Now(); f.Locked(now) {
+			return cn.secondFactorLocked(c, f, now)
+		}
 		return cn.askForCode(c, staff, d.Next)
 	}
 	return cn.startSession(c, staff, d.Next)

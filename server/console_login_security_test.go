@@ -1,10 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
-	"seatflow/core/access"
 	"testing"
+
+	"seatflow/core/access"
+	"seatflow/core/stacktest"
 )
 
 // TestLoginRefusesCrossSite: the login form posted from another site is
@@ -67,5 +70,56 @@ func TestCSRFTokenNotFromQuery(t *testing.T) {
 		"username": {env.staff[access.RoleOps].Username}, "password": {testPassword}}, nil)
 	if rec.Code != http.StatusForbidden || visitor.cookies[sessionCookie] != nil {
 		t.Errorf("login with the token in the query: status %d, want 403 and no session", rec.Code)
+	}
+}
+
+// TestLoginOtherSpellings: usernames are lower-case ASCII, so a name typed
+// otherwise ('ÁDMIN', 'ádmin') signs no one in, even with the right
+// password, and gives no fresh tries past the account's limit: MariaDB's
+// collation would find the account under every such spelling.
+func TestLoginOtherSpellings(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		env := newConsoleEnvOn(t, st)
+		name := env.staff[access.RoleAdmin].Username // admin-user
+		for _, spelling := range []string{"ádmin-user", "ADMİN-USER", "admin-usér", "ａdmin-user"} {
+			if rec := env.browser().login(spelling, testPassword); rec.Code != http.StatusUnauthorized {
+				t.Errorf("login as %q with the right password: status %d, want 401", spelling, rec.Code)
+			}
+		}
+		for i := range loginUserTries {
+			b := env.browser()
+			b.ip = fmt.Sprintf("198.51.100.%d", i+1)
+			b.login(name, "wrong password!")
+		}
+		for _, spelling := range []string{name, "Admin-User", "ádmin-user"} {
+			b := env.browser()
+			b.ip = "198.51.100.200"
+			if rec := b.login(spelling, testPassword); rec.Code == http.StatusSeeOther {
+				t.Errorf("login as %q past the account's limit: signed in", spelling)
+			}
+		}
+	})
+}
+
+// TestLoginThrottleCountsIPv6Networks: the failed logins of one address
+// count per IPv6 /64 (SEATFLOW_IPV6_PREFIX), since one machine commonly
+// has a whole /64 to pick its addresses from.
+func TestLoginThrottleCountsIPv6Networks(t *testing.T) {
+	env := newConsoleEnv(t)
+	for i := range loginAddrTries {
+		b := env.browser()
+		b.ip = fmt.Sprintf("[2001:db8:1:2::%x]", i+1)
+		if rec := b.login(fmt.Sprintf("nobody-%d", i), "wrong password!"); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("failed login %d: status %d", i, rec.Code)
+		}
+	}
+	b := env.browser()
+	b.ip = "[2001:db8:1:2:aaaa::1]"
+	if rec := b.login(env.staff[access.RoleOps].Username, testPassword); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("another address of the same /64: status %d, want 429", rec.Code)
+	}
+	b.ip = "[2001:db8:1:3::1]"
+	if rec := b.login(env.staff[access.RoleOps].Username, testPassword); rec.Code != http.StatusSeeOther {
+		t.Errorf("an address of another /64: status %d, want signed in", rec.Code)
 	}
 }

@@ -405,6 +405,9 @@ func (cn *console) renderStaff(c echo.Context, status int, d web.StaffData) erro
 	if d.TwoStep, err = cn.DB.TOTPEnrolled(c.Request().Context()); err != nil {
 		return err
 	}
+	if d.TwoStepLocked, err = cn.DB.TOTPLocked(c.Request().Context(), cn.Clock.Now()); err != nil {
+		return err
+	}
 	return render(c, status, web.StaffPage(cn.page(c, "staff.title", web.NavStaff), d))
 }
 

@@ -40,6 +40,7 @@ func (cn *console) secondFactorRoutes(g *echo.Group, view, staff echo.Middleware
 	g.POST("/account/2fa", cn.confirmSecondFactor, view)
 	g.POST("/account/2fa/disable", cn.disableSecondFactor, view)
 	g.POST("/staff/:id/2fa-reset", cn.resetSecondFactor, staff)
+	g.POST("/staff/:id/2fa-unlock", cn.unlockSecondFactor, staff)
 }
 
 // secondFactorPaths are what an account SEATFLOW_REQUIRE_2FA covers may
@@ -78,6 +79,29 @@ func (cn *console) useCode(ctx context.Context, f access.TOTP, code string, conf
 		return false, nil
 	}
 	return cn.DB.UseTOTPStep(ctx, f.StaffID, step, confirm, now, audit)
+}
+
+// wrongCode counts a wrong code for staff's factor in the database, where
+// every instance sees it, and reports whether it locked the factor.
+func (cn *console) wrongCode(c echo.Context, staff access.Staff, now time.Time) (bool, error) {
+	ctx := c.Request().Context()
+	cn.totpFailures.Inc()
+	until, err := cn.DB.FailTOTPCode(ctx, staff.ID, now, core.AuditEntry{At: now, Staff: staff.Username, Role: staff.Role,
+		Action: access.AuditTOTPLocked, Target: "staff:" + staff.Username, IP: c.RealIP()})
+	if err != nil || until.IsZero() {
+		return false, err
+	}
+	cn.totpLockouts.Inc()
+	cn.Logger.WarnContext(ctx, "console: second factor locked after too many wrong codes", "staff", staff.Username,
+		"until", until, "ip", c.RealIP())
+	return true, nil
+}
+
+// secondFactorLocked answers a sign-in whose factor is locked: 429 with
+// when the lock ends.
+func (cn *console) secondFactorLocked(c echo.Context, f access.TOTP, now time.Time) error {
+	c.Response().Header().Set("Retry-After", fmt.Sprint(int(f.LockedUntil.Sub(now).Seconds())+1))
+	return cn.renderLogin(c, http.StatusTooManyRequests, web.LoginData{Error: "login.code_locked"})
 }
 
 // askForCode is the sign-in's second step: the password was right, the
@@ -129,6 +153,9 @@ func (cn *console) loginCode(c echo.Context) error {
 	if cn.accountLimiter.over(staff.Username) {
 		return cn.throttled(c, web.LoginData{}, loginTryWindow)
 	}
+	if f.Locked(now) {
+		return errors.Join(cn.DB.DeleteLoginChallenge(ctx, hashToken(token)), cn.secondFactorLocked(c, f, now))
+	}
 	valid, err := cn.useCode(ctx, f, c.FormValue("code"), false, now, nil)
 	if err != nil {
 		return err
@@ -136,6 +163,14 @@ func (cn *console) loginCode(c echo.Context) error {
 	if !valid {
 		cn.accountLimiter.allow(staff.Username)
 		cn.audit(c, core.AuditEntry{Staff: staff.Username, Role: staff.Role, Action: access.AuditLoginCodeFailed})
+		if locked, err := cn.wrongCode(c, staff, now); err != nil {
+			return err
+		} else if locked {
+			if f, _, err = cn.DB.TOTP(ctx, staff.ID); err != nil {
+				return err
+			}
+			return errors.Join(cn.DB.DeleteLoginChallenge(ctx, hashToken(token)), cn.secondFactorLocked(c, f, now))
+		}
 		return cn.renderLoginCode(c, http.StatusUnauthorized, web.LoginCodeData{Challenge: token, Error: "login.code_wrong"})
 	}
 	if err := cn.DB.DeleteLoginChallenge(ctx, hashToken(token)); err != nil {
@@ -166,7 +201,9 @@ func (cn *console) renderSecondFactor(c echo.Context, status int, errKey string)
 		if d.Secret, err = access.NewTOTPSecret(s.staff.Username); err != nil {
 			return err
 		}
-		if err := cn.DB.OfferTOTP(ctx, s.staff.ID, d.Secret, now); err != nil {
+		if err := cn.DB.OfferTOTP(ctx, s.staff.ID, d.Secret, now); errors.Is(err, access.ErrTOTPNoKey) {
+			d.Secret, d.Error, status = "", "totp.no_key", http.StatusServiceUnavailable
+		} else if err != nil {
 			return err
 		}
 	}
@@ -188,13 +225,23 @@ func (cn *console) confirmSecondFactor(c echo.Context) error {
 	if !ok || f.Confirmed() {
 		return c.Redirect(http.StatusSeeOther, web.URL("/account/2fa"))
 	}
+	// The password again: a stolen session alone must not put the thief's
+	// factor on the account and lock its owner out.
+	if cn.accountLimiter.over(s.staff.Username) {
+		return cn.renderSecondFactor(c, http.StatusTooManyRequests, "login.throttled")
+	}
+	if right, err := cn.ownPasswordRight(ctx, s.staff.Username, c.FormValue("password")); err != nil {
+		return err
+	} else if !right {
+		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_enable")
+	}
 	audit := staffAction(c).Entry(now, access.AuditTOTPEnable, "staff:"+s.staff.Username, nil)
 	valid, err := cn.useCode(ctx, f, c.FormValue("code"), true, now, &audit)
 	if err != nil {
 		return err
 	}
 	if !valid {
-		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "login.code_wrong")
+		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_enable")
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/?msg=totp_enabled"))
 }
@@ -216,6 +263,9 @@ func (cn *console) disableSecondFactor(c echo.Context) error {
 	if cn.accountLimiter.over(s.staff.Username) {
 		return cn.renderSecondFactor(c, http.StatusTooManyRequests, "login.throttled")
 	}
+	if f.Locked(now) {
+		return cn.renderSecondFactor(c, http.StatusTooManyRequests, "login.code_locked")
+	}
 	right, err := cn.ownPasswordRight(ctx, s.staff.Username, c.FormValue("password"))
 	if err != nil {
 		return err
@@ -227,6 +277,11 @@ func (cn *console) disableSecondFactor(c echo.Context) error {
 		return err
 	} else if !valid {
 		cn.accountLimiter.allow(s.staff.Username) // a wrong code counts like a wrong password
+		if locked, err := cn.wrongCode(c, s.staff, now); err != nil {
+			return err
+		} else if locked {
+			return cn.renderSecondFactor(c, http.StatusTooManyRequests, "login.code_locked")
+		}
 		return cn.renderSecondFactor(c, http.StatusUnprocessableEntity, "totp.err_disable")
 	}
 	if _, err := cn.DB.DeleteTOTP(ctx, s.staff.ID, staffAction(c).Entry(now, access.AuditTOTPDisable, "staff:"+s.staff.Username, nil)); err != nil {
@@ -242,6 +297,20 @@ func (cn *console) resetSecondFactor(c echo.Context) error {
 	}
 	if _, err := cn.DB.DeleteTOTP(c.Request().Context(), target.ID,
 		staffAction(c).Entry(cn.Clock.Now(), access.AuditTOTPReset, "staff:"+target.Username, nil)); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
+}
+
+// unlockSecondFactor lifts the lock wrong codes put on an account's
+// factor, keeping the factor: for its owner, who is known to the admin.
+func (cn *console) unlockSecondFactor(c echo.Context) error {
+	target, ok, err := cn.staffTarget(c)
+	if !ok {
+		return err
+	}
+	if _, err := cn.DB.UnlockTOTP(c.Request().Context(), target.ID, cn.Clock.Now(),
+		staffAction(c).Entry(cn.Clock.Now(), access.AuditTOTPUnlock, "staff:"+target.Username, nil)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_updated"))
@@ -267,5 +336,29 @@ func StaffResetSecondFactor(ctx context.Context, db *store.DB, args []string, st
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "removed the second factor of %s: the next sign-in needs the password only\n", s.Username)
+	return err
+}
+
+// StaffUnlockSecondFactor is `seatflow staff unlock-2fa NAME`: lifts the
+// lock wrong codes put on the account's second factor, keeping the factor.
+func StaffUnlockSecondFactor(ctx context.Context, db *store.DB, args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("usage: seatflow staff unlock-2fa NAME")
+	}
+	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+	if err != nil {
+		return fmt.Errorf("staff unlock-2fa: %w", err)
+	}
+	now := time.Now().UTC()
+	was, err := db.UnlockTOTP(ctx, s.ID, now, core.AuditEntry{At: now, Staff: cliActor.Staff,
+		Action: access.AuditTOTPUnlock, Target: "staff:" + s.Username})
+	if err != nil {
+		return fmt.Errorf("staff unlock-2fa: %w", err)
+	}
+	if !was {
+		_, err = fmt.Fprintf(stdout, "the second factor of %s is not locked\n", s.Username)
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "unlocked the second factor of %s\n", s.Username)
 	return err
 }

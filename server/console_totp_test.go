@@ -1,14 +1,22 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
-	"seatflow/core/access"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"seatflow/core"
+	"seatflow/core/access"
+	"seatflow/core/stacktest"
 )
 
 var (
@@ -24,7 +32,7 @@ func enrollSecondFactor(t *testing.T, env *consoleEnv, b *browser) string {
 	if page.Code != http.StatusOK || m == nil || !strings.Contains(page.Body.String(), "<svg") {
 		t.Fatalf("2fa page: status %d, no secret or QR code: %.400s", page.Code, page.Body)
 	}
-	if rec := b.post("/console/account/2fa", url.Values{"code": {totpCode(t, m[1], env.clock.Now())}}); rec.Code != http.StatusSeeOther {
+	if rec := b.post("/console/account/2fa", url.Values{"password": {testPassword}, "code": {totpCode(t, m[1], env.clock.Now())}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("confirm: status %d: %.300s", rec.Code, rec.Body)
 	}
 	return m[1]
@@ -119,6 +127,10 @@ func TestSecondFactorEnrollAndSignIn(t *testing.T) {
 	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "too many wrong codes") {
 		t.Errorf("a sixth code: status %d, want the sign-in over", rec.Code)
 	}
+	// Those wrong codes locked the factor (TestSecondFactorLockout): lift it.
+	if _, err := env.db.UnlockTOTP(context.Background(), ops.ID, env.clock.Now(), core.AuditEntry{At: env.clock.Now(), Action: access.AuditTOTPUnlock}); err != nil {
+		t.Fatal(err)
+	}
 	// And a waiting sign-in ends after five minutes.
 	late := env.browser()
 	m = challengeInPage.FindStringSubmatch(loginPassword(t, late, ops.Username).Header.Get("X-Test-Body"))
@@ -166,6 +178,41 @@ func TestSecondFactorDisableAndAdminReset(t *testing.T) {
 	}
 }
 
+// TestSecondFactorEnableNeedsPassword: turning the second factor on asks
+// for the password again, so a stolen session cannot put a factor of the
+// thief's own on the account and lock its owner out.
+func TestSecondFactorEnableNeedsPassword(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[access.RoleOps]
+	b := env.login(access.RoleOps)
+	m := totpSecretInPage.FindStringSubmatch(b.do("GET", "/console/account/2fa", nil, nil).Body.String())
+	if m == nil {
+		t.Fatal("no offered secret")
+	}
+	code := totpCode(t, m[1], env.clock.Now())
+	for _, tc := range []struct {
+		name string
+		form url.Values
+	}{
+		{"no password", url.Values{"code": {code}}},
+		{"wrong password", url.Values{"password": {"wrong password!"}, "code": {code}}},
+	} {
+		rec := b.post("/console/account/2fa", tc.form)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `id="totp-error"`) {
+			t.Errorf("%s: status %d, want 422 with the error shown", tc.name, rec.Code)
+		}
+	}
+	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the factor was turned on without the password: login status %d", res.StatusCode)
+	}
+	if page := b.do("GET", "/console/account/2fa", nil, nil).Body.String(); !strings.Contains(page, `id="totp-enable-password"`) {
+		t.Error("the set-up form asks for no password")
+	}
+	if rec := b.post("/console/account/2fa", url.Values{"password": {testPassword}, "code": {code}}); rec.Code != http.StatusSeeOther {
+		t.Errorf("with the password: status %d", rec.Code)
+	}
+}
+
 // TestRequireSecondFactor: SEATFLOW_REQUIRE_2FA=admin sends an admin with
 // no factor to set one up before anything else, and keeps it on.
 func TestRequireSecondFactor(t *testing.T) {
@@ -202,26 +249,191 @@ func TestRequireSecondFactor(t *testing.T) {
 
 // TestWrongCodesCountAsFailedLogins: with the password known, sign-in
 // after sign-in must not give endless tries at the code: wrong codes count
-// as the account's failed logins, and past the limit even the password
-// step is refused.
+// as the account's failed logins besides locking the factor, and past the
+// limit even the password step is refused.
 func TestWrongCodesCountAsFailedLogins(t *testing.T) {
 	env := newConsoleEnv(t)
 	ops := env.staff[access.RoleOps]
 	enrollSecondFactor(t, env, env.login(access.RoleOps))
-	for wrong := 0; wrong < loginUserTries; {
-		b := env.browser()
-		m := challengeInPage.FindStringSubmatch(loginPassword(t, b, ops.Username).Header.Get("X-Test-Body"))
-		if m == nil {
-			t.Fatalf("after %d wrong codes: no code page", wrong)
+	wrongCodes := access.TOTPMaxFailures - 1 // below the factor's lock
+	b := env.browser()
+	m := challengeInPage.FindStringSubmatch(loginPassword(t, b, ops.Username).Header.Get("X-Test-Body"))
+	if m == nil {
+		t.Fatal("no code page")
+	}
+	for range wrongCodes {
+		if rec := b.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {"000000"}}, nil); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong code: status %d", rec.Code)
 		}
-		for range min(loginCodeTries, loginUserTries-wrong) {
-			if rec := b.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {"000000"}}, nil); rec.Code != http.StatusUnauthorized {
-				t.Fatalf("wrong code: status %d", rec.Code)
-			}
-			wrong++
+	}
+	for i := range loginUserTries - wrongCodes {
+		w := env.browser()
+		w.ip = fmt.Sprintf("198.51.100.%d", i+1)
+		if rec := w.login(ops.Username, "wrong password!"); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: status %d", i, rec.Code)
 		}
 	}
 	if res := loginPassword(t, env.browser(), ops.Username); res.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("the password after %d wrong codes: status %d, want 429", loginUserTries, res.StatusCode)
+		t.Errorf("the password after %d wrong codes and %d wrong passwords: status %d, want 429",
+			wrongCodes, loginUserTries-wrongCodes, res.StatusCode)
+	}
+}
+
+// TestSecondFactorSecretEncryptedAtRest: the database keeps no second
+// factor's secret in clear: a copy of it (a backup, a replica) must not
+// give anyone the codes.
+func TestSecondFactorSecretEncryptedAtRest(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		env := newConsoleEnvOn(t, st)
+		ops := env.staff[access.RoleOps]
+		b := env.login(access.RoleOps)
+		offered := totpSecretInPage.FindStringSubmatch(b.do("GET", "/console/account/2fa", nil, nil).Body.String())
+		stored := func() string {
+			var s string
+			if err := st.DB.X().Get(&s, `SELECT secret FROM staff_totp WHERE staff_id = ?`, ops.ID); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		if offered == nil || strings.Contains(stored(), offered[1]) {
+			t.Fatalf("the offered secret is stored in clear: %q", stored())
+		}
+		secret := enrollSecondFactor(t, env, b)
+		if strings.Contains(stored(), secret) {
+			t.Fatalf("the confirmed secret is stored in clear: %q", stored())
+		}
+		env.clock.Advance(30 * time.Second)
+		visitor := env.browser()
+		m := challengeInPage.FindStringSubmatch(loginPassword(t, visitor, ops.Username).Header.Get("X-Test-Body"))
+		if rec := visitor.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {totpCode(t, secret, env.clock.Now())}}, nil); rec.Code != http.StatusSeeOther {
+			t.Errorf("sign-in with the encrypted secret: status %d", rec.Code)
+		}
+	})
+}
+
+// TestSecondFactorLockout: wrong codes count in the database, so every
+// instance shares the count: after totpMaxFailures in a window the second
+// factor is locked, even for the right code on another instance, until
+// the lock runs out or an admin lifts it; each lockout is counted in
+// seatflow_totp_lockouts_total.
+func TestSecondFactorLockout(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		env := newConsoleEnvOn(t, st)
+		ops := env.staff[access.RoleOps]
+		secret := enrollSecondFactor(t, env, env.login(access.RoleOps))
+		env.clock.Advance(30 * time.Second)
+		// Another instance on the same database: its own memory, shared rows.
+		other := *env
+		other.e = echo.New()
+		other.e.HTTPErrorHandler = handleError
+		otherCn := registerConsole(other.e, ConsoleDeps{Engine: env.engine, DB: st.DB, Hub: env.hub,
+			Logger: slog.New(slog.DiscardHandler), Clock: env.clock})
+		wrong := 0
+		for _, e := range []*consoleEnv{env, &other, env, &other, env} {
+			b := e.browser()
+			m := challengeInPage.FindStringSubmatch(loginPassword(t, b, ops.Username).Header.Get("X-Test-Body"))
+			if m == nil {
+				t.Fatalf("after %d wrong codes: no code page", wrong)
+			}
+			b.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {"000000"}}, nil)
+			wrong++
+		}
+		signIn := func(e *consoleEnv) int {
+			b := e.browser()
+			res := loginPassword(t, b, ops.Username)
+			m := challengeInPage.FindStringSubmatch(res.Header.Get("X-Test-Body"))
+			if m == nil {
+				return res.StatusCode
+			}
+			return b.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {totpCode(t, secret, env.clock.Now())}}, nil).Code
+		}
+		if code := signIn(&other); code != http.StatusTooManyRequests {
+			t.Fatalf("the right code after %d wrong ones, on the other instance: status %d, want 429 (locked)", wrong, code)
+		}
+		if got := testutil.ToFloat64(otherCn.totpLockouts) + testutil.ToFloat64(env.cn.totpLockouts); got != 1 {
+			t.Errorf("seatflow_totp_lockouts_total = %v, want 1", got)
+		}
+		if a := auditOf(t, env, access.AuditTOTPLocked); len(a) != 1 || a[0].Target != "staff:"+ops.Username {
+			t.Errorf("audit of the lockout: %+v", a)
+		}
+		admin := env.login(access.RoleAdmin)
+		if page := admin.do("GET", "/console/staff", nil, nil).Body.String(); !strings.Contains(page, "2fa-unlock") {
+			t.Error("the staff page offers no unlock for a locked factor")
+		}
+		if rec := admin.post(fmt.Sprintf("/console/staff/%d/2fa-unlock", ops.ID), nil); rec.Code != http.StatusSeeOther {
+			t.Fatalf("admin unlock: status %d", rec.Code)
+		}
+		if code := signIn(env); code != http.StatusSeeOther {
+			t.Errorf("the right code after an admin unlock: status %d", code)
+		}
+	})
+}
+
+// TestSecondFactorLockoutRunsOutAndDoubles: a lock ends by itself after
+// its time, and the next one without a right code in between lasts twice
+// as long.
+func TestSecondFactorLockoutRunsOutAndDoubles(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[access.RoleOps]
+	secret := enrollSecondFactor(t, env, env.login(access.RoleOps))
+	lockOut := func() {
+		t.Helper()
+		b := env.browser()
+		m := challengeInPage.FindStringSubmatch(loginPassword(t, b, ops.Username).Header.Get("X-Test-Body"))
+		if m == nil {
+			t.Fatal("no code page")
+		}
+		for range access.TOTPMaxFailures {
+			b.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {"000000"}}, nil)
+		}
+	}
+	signIn := func() int {
+		b := env.browser()
+		res := loginPassword(t, b, ops.Username)
+		m := challengeInPage.FindStringSubmatch(res.Header.Get("X-Test-Body"))
+		if m == nil {
+			return res.StatusCode
+		}
+		return b.do("POST", "/console/login/code", url.Values{"challenge": {m[1]}, "code": {totpCode(t, secret, env.clock.Now())}}, nil).Code
+	}
+	lockOut()
+	env.clock.Advance(access.TOTPLockout - time.Second)
+	if code := signIn(); code != http.StatusTooManyRequests {
+		t.Fatalf("within the first lock: status %d, want 429", code)
+	}
+	env.clock.Advance(2 * time.Second)
+	lockOut()
+	env.clock.Advance(access.TOTPLockout + time.Second)
+	if code := signIn(); code != http.StatusTooManyRequests {
+		t.Fatalf("the second lock, past the first one's length: status %d, want 429", code)
+	}
+	env.clock.Advance(access.TOTPLockout)
+	if code := signIn(); code != http.StatusSeeOther {
+		t.Fatalf("after twice the length: status %d, want signed in", code)
+	}
+}
+
+// TestStaffUnlockSecondFactorCommand: `seatflow staff unlock-2fa NAME`
+// lifts a lock and keeps the factor.
+func TestStaffUnlockSecondFactorCommand(t *testing.T) {
+	env := newConsoleEnv(t)
+	ops := env.staff[access.RoleOps]
+	enrollSecondFactor(t, env, env.login(access.RoleOps))
+	ctx, now := context.Background(), time.Now()
+	for range access.TOTPMaxFailures {
+		if _, err := env.db.FailTOTPCode(ctx, ops.ID, now, core.AuditEntry{At: now, Action: access.AuditTOTPLocked}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if err := StaffUnlockSecondFactor(ctx, env.db, []string{ops.Username}, &out); err != nil || !strings.Contains(out.String(), "unlocked") {
+		t.Fatalf("unlock: %v, %q", err, out.String())
+	}
+	if f, ok, err := env.db.TOTP(ctx, ops.ID); err != nil || !ok || !f.Confirmed() || f.Locked(time.Now()) {
+		t.Errorf("after the unlock: %+v %t %v", f, ok, err)
+	}
+	out.Reset()
+	if err := StaffUnlockSecondFactor(ctx, env.db, []string{ops.Username}, &out); err != nil || !strings.Contains(out.String(), "not locked") {
+		t.Errorf("a second unlock: %v, %q", err, out.String())
 	}
 }

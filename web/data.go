@@ -670,7 +670,8 @@ type StaffData struct {
 	FormError string // catalog key
 	// A password link just made, shown this once.
 	ResetLink, ResetFor string
-	TwoStep             map[int64]bool // accounts with a confirmed second factor
+	TwoStep             map[int64]bool      // accounts with a confirmed second factor
+	TwoStepLocked       map[int64]time.Time // accounts whose second factor is locked, until when
 }
 
 // ErrorData is an error page.

@@ -3,8 +3,11 @@ package access
 import (
 	"fmt"
 	"regexp"
-	"seatflow/core/fault"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	"seatflow/core/fault"
 )
 
 // Role is a console staff member's role. Each role can do everything the
@@ -84,6 +87,22 @@ type Staff struct {
 }
 
 var usernamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,63}$`)
+
+// LoginName is the account name a typed one stands for: trimmed and
+// ASCII lower-cased, and false unless that is a valid username. A name
+// with any other letter ('ádmin', 'ADMİN') stands for none, though
+// MariaDB's collation would find 'admin' under it and a limit keyed on the
+// typed text would count each spelling apart.
+func LoginName(typed string) (string, bool) {
+	name := strings.TrimSpace(typed)
+	for i := range len(name) {
+		if name[i] >= utf8.RuneSelf {
+			return name, false
+		}
+	}
+	name = strings.ToLower(name)
+	return name, usernamePattern.MatchString(name)
+}
 
 // ValidUsername checks a new account's name: lower-case letters, digits and
 // . _ -, 2 to 64 characters, so names read the same in the audit log and in

@@ -59,3 +59,22 @@ func TestStaffValidation(t *testing.T) {
 		t.Errorf("ParseRole(root) = %v", err)
 	}
 }
+
+func TestLoginName(t *testing.T) {
+	for _, tc := range []struct {
+		typed, want string
+		ok          bool
+	}{
+		{"ann", "ann", true},
+		{"  Ann.Lee ", "ann.lee", true},
+		{"ánn", "ánn", false},
+		{"ANN\u0130", "ANN\u0130", false}, // İ lower-cases to an ASCII i in Go
+		{"ａnn", "ａnn", false},
+		{"a", "a", false},
+		{"", "", false},
+	} {
+		if got, ok := LoginName(tc.typed); got != tc.want || ok != tc.ok {
+			t.Errorf("LoginName(%q) = %q, %t; want %q, %t", tc.typed, got, ok, tc.want, tc.ok)
+		}
+	}
+}

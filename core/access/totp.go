@@ -26,10 +26,17 @@ type TOTP struct {
 	// LastStep is the newest 30 s step a code was accepted for: a code is
 	// good once, so one overheard or phished cannot be replayed.
 	LastStep int64
+	// LockedUntil: after too many wrong codes no code is accepted before
+	// it; Lockouts counts the locks since the last right code.
+	LockedUntil time.Time
+	Lockouts    int
 }
 
 // Confirmed reports whether logins ask for a code.
 func (t TOTP) Confirmed() bool { return !t.ConfirmedAt.IsZero() }
+
+// Locked reports whether the factor refuses every code at now.
+func (t TOTP) Locked(now time.Time) bool { return now.Before(t.LockedUntil) }
 
 var totpOpts = totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
@@ -94,8 +101,34 @@ func (p SecondFactorPolicy) Required(role Role) bool {
 	return p == SecondFactorAll || (p == SecondFactorAdmins && role == RoleAdmin)
 }
 
+// Wrong codes are counted per account in the database, so every instance
+// shares the count: TOTPMaxFailures of them within TOTPFailureWindow lock
+// the second factor for TOTPLockout, twice as long for each lockout since
+// the last right code, at most TOTPMaxLockout; an admin can lift it.
+// Against 3 valid codes in a million, that leaves a guesser a few hundred
+// guesses a day, not 14,400 per instance.
+const (
+	TOTPMaxFailures   = 5
+	TOTPFailureWindow = 15 * time.Minute
+	TOTPLockout       = 15 * time.Minute
+	TOTPMaxLockout    = 24 * time.Hour
+)
+
+// TOTPLockFor is how long the lockout after lockouts earlier ones lasts.
+func TOTPLockFor(lockouts int) time.Duration {
+	d := TOTPLockout
+	for range lockouts {
+		if d *= 2; d >= TOTPMaxLockout {
+			return TOTPMaxLockout
+		}
+	}
+	return d
+}
+
 // Audit actions of the second factor.
 const (
+	AuditTOTPLocked      = "totp_locked" // too many wrong codes: the factor is locked
+	AuditTOTPUnlock      = "totp_unlock" // an admin lifted a lock
 	AuditTOTPEnable      = "totp_enable"
 	AuditTOTPDisable     = "totp_disable"
 	AuditTOTPReset       = "totp_reset"        // an admin removed another account's second factor

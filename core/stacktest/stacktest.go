@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/delay/dbqueue"
 	"seatflow/core/delay/rocketmq"
 	"seatflow/core/seats"
@@ -135,6 +136,16 @@ func openMigrated(t testing.TB, dsn string) *store.DB {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
+	// As the server does: second-factor secrets are sealed with a key.
+	key, err := access.ParseTOTPKey(access.NewTOTPKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := access.NewTOTPKeys(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetTOTPKeys(keys)
 	return db
 }
 

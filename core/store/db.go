@@ -21,6 +21,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
+
+	"seatflow/core/access"
+
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"seatflow/core"
@@ -51,6 +54,8 @@ type Options struct {
 type DB struct {
 	w, r    *sqlx.DB
 	dialect Dialect
+	// totpKeys seal second-factor secrets (totp.go); nil: none are stored.
+	totpKeys *access.TOTPKeys
 }
 
 // Open connects to dsn with default Options. dsn is one of

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow/core"
+	"seatflow/core/access"
 	"seatflow/core/testenv"
 )
 
@@ -57,6 +58,16 @@ func openMigrated(t testing.TB, dsn string) *DB {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
+	// As the server does: second-factor secrets are sealed with a key.
+	key, err := access.ParseTOTPKey(access.NewTOTPKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := access.NewTOTPKeys(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetTOTPKeys(keys)
 	return db
 }
 

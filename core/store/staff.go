@@ -54,6 +54,11 @@ func (db *DB) CreateStaff(ctx context.Context, s access.Staff, passwordHash stri
 func (db *DB) StaffLogin(ctx context.Context, username string) (access.Staff, string, error) {
 	var r staffRow
 	err := db.r.GetContext(ctx, &r, `SELECT `+staffCols+` FROM staff WHERE username = ?`, username)
+	if err == nil && r.Username != username {
+		// MariaDB's collation matched another spelling ('ÁNN ' = 'ann'):
+		// only the name itself stands for the account.
+		err = sql.ErrNoRows
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return access.Staff{}, "", fmt.Errorf("staff %q: %w", username, access.ErrStaffNotFound)
 	}

@@ -109,3 +109,22 @@ func TestStaffSessionsAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestStaffLoginExactName: a lookup by another spelling of a username
+// finds nothing, although MariaDB's collation compares case, accents and
+// trailing spaces away ('ÁNN ' = 'ann'): every limit keyed on the name
+// would otherwise count each spelling apart.
+func TestStaffLoginExactName(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		mkStaffWithSessions(t, db, "ann")
+		for _, spelling := range []string{"ANN", "Ann", "ánn", "ÀNN", "ann ", "ａnn"} {
+			if got, _, err := db.StaffLogin(ctx, spelling); !errors.Is(err, access.ErrStaffNotFound) {
+				t.Errorf("StaffLogin(%q) = %+v, %v; want not found", spelling, got, err)
+			}
+		}
+		if _, _, err := db.StaffLogin(ctx, "ann"); err != nil {
+			t.Errorf("the name itself: %v", err)
+		}
+	})
+}

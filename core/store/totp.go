@@ -17,19 +17,45 @@ import (
 type totpRow struct {
 	StaffID     int64  `db:"staff_id"`
 	Secret      string `db:"secret"`
+	KeyID       string `db:"key_id"`
 	CreatedAt   int64  `db:"created_at"`
 	ConfirmedAt int64  `db:"confirmed_at"`
 	LastStep    int64  `db:"last_step"`
+	LockedUntil int64  `db:"locked_until"`
+	Lockouts    int    `db:"lockouts"`
 }
 
-func (r totpRow) totp() access.TOTP {
-	return access.TOTP{StaffID: r.StaffID, Secret: r.Secret, CreatedAt: fromMS(r.CreatedAt),
-		ConfirmedAt: fromMS(r.ConfirmedAt), LastStep: r.LastStep}
+const totpCols = `staff_id, secret, key_id, created_at, confirmed_at, last_step, locked_until, lockouts`
+
+// SetTOTPKeys gives the keys second-factor secrets are sealed with; call
+// it before serving. Without keys no second factor can be offered.
+func (db *DB) SetTOTPKeys(k *access.TOTPKeys) { db.totpKeys = k }
+
+// totp opens the row's secret: one stored before secrets were sealed
+// (key_id ”) is read as it is, until SealTOTPSecrets seals it.
+func (db *DB) totp(r totpRow) (access.TOTP, error) {
+	secret := r.Secret
+	if r.KeyID != "" {
+		if db.totpKeys == nil {
+			return access.TOTP{}, access.ErrTOTPNoKey
+		}
+		var err error
+		if secret, err = db.totpKeys.Open(r.StaffID, r.KeyID, r.Secret); err != nil {
+			return access.TOTP{}, err
+		}
+	}
+	return access.TOTP{StaffID: r.StaffID, Secret: secret, CreatedAt: fromMS(r.CreatedAt),
+		ConfirmedAt: fromMS(r.ConfirmedAt), LastStep: r.LastStep, LockedUntil: fromMS(r.LockedUntil), Lockouts: r.Lockouts}, nil
 }
 
-// OfferTOTP stores a new, unconfirmed secret for the account, replacing an
-// earlier offer; access.ErrTOTPEnrolled when it has a confirmed one.
+// OfferTOTP stores a new, unconfirmed secret for the account, sealed,
+// replacing an earlier offer; access.ErrTOTPEnrolled when it has a
+// confirmed one, access.ErrTOTPNoKey when there is no key to seal it with.
 func (db *DB) OfferTOTP(ctx context.Context, staffID int64, secret string, now time.Time) error {
+	if db.totpKeys == nil {
+		return access.ErrTOTPNoKey
+	}
+	keyID, sealed := db.totpKeys.Seal(staffID, secret)
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		var confirmed int64
 		err := x.GetContext(ctx, &confirmed, `SELECT confirmed_at FROM staff_totp WHERE staff_id = ?`+db.dialect.forUpdate(), staffID)
@@ -42,7 +68,8 @@ func (db *DB) OfferTOTP(ctx context.Context, staffID int64, secret string, now t
 		if _, err := x.ExecContext(ctx, `DELETE FROM staff_totp WHERE staff_id = ?`, staffID); err != nil {
 			return err
 		}
-		_, err = x.ExecContext(ctx, `INSERT INTO staff_totp (staff_id, secret, created_at) VALUES (?, ?, ?)`, staffID, secret, ms(now))
+		_, err = x.ExecContext(ctx, `INSERT INTO staff_totp (staff_id, secret, key_id, created_at) VALUES (?, ?, ?, ?)`,
+			staffID, sealed, keyID, ms(now))
 		return err
 	})
 	if err != nil {
@@ -55,14 +82,62 @@ func (db *DB) OfferTOTP(ctx context.Context, staffID int64, secret string, now t
 // whether it has one.
 func (db *DB) TOTP(ctx context.Context, staffID int64) (access.TOTP, bool, error) {
 	var r totpRow
-	err := db.r.GetContext(ctx, &r, `SELECT staff_id, secret, created_at, confirmed_at, last_step FROM staff_totp WHERE staff_id = ?`, staffID)
+	err := db.r.GetContext(ctx, &r, `SELECT `+totpCols+` FROM staff_totp WHERE staff_id = ?`, staffID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return access.TOTP{}, false, nil
 	}
 	if err != nil {
 		return access.TOTP{}, false, dbErr(err, "second factor of staff %d", staffID)
 	}
-	return r.totp(), true, nil
+	f, err := db.totp(r)
+	if err != nil {
+		return access.TOTP{}, false, dbErr(err, "second factor of staff %d", staffID)
+	}
+	return f, true, nil
+}
+
+// SealTOTPSecrets seals every secret not sealed under the current key:
+// the ones stored in clear before secrets were sealed, and the ones of a
+// previous key after a rotation. It returns how many it sealed. Each row
+// is rewritten only if nobody changed it meanwhile, so instances starting
+// together do not clash.
+func (db *DB) SealTOTPSecrets(ctx context.Context) (int, error) {
+	if db.totpKeys == nil {
+		return 0, access.ErrTOTPNoKey
+	}
+	var rows []totpRow
+	if err := db.r.SelectContext(ctx, &rows, `SELECT `+totpCols+` FROM staff_totp WHERE key_id <> ?`, db.totpKeys.Current()); err != nil {
+		return 0, dbErr(err, "second factors to seal")
+	}
+	n := 0
+	for _, r := range rows {
+		f, err := db.totp(r)
+		if err != nil {
+			return n, dbErr(err, "seal second factors")
+		}
+		keyID, sealed := db.totpKeys.Seal(r.StaffID, f.Secret)
+		res, err := db.w.ExecContext(ctx, `UPDATE staff_totp SET secret = ?, key_id = ? WHERE staff_id = ? AND key_id = ? AND secret = ?`,
+			sealed, keyID, r.StaffID, r.KeyID, r.Secret)
+		if err != nil {
+			return n, dbErr(err, "seal second factor of staff %d", r.StaffID)
+		}
+		if won, err := oneRow(res, "seal second factor"); err != nil {
+			return n, dbErr(err, "seal second factor of staff %d", r.StaffID)
+		} else if won {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// CountTOTP returns how many accounts have a second factor, offered or
+// confirmed: a server without a key must not start over them.
+func (db *DB) CountTOTP(ctx context.Context) (int, error) {
+	var n int
+	if err := db.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM staff_totp`); err != nil {
+		return 0, dbErr(err, "count second factors")
+	}
+	return n, nil
 }
 
 // TOTPEnrolled returns the ids of the accounts with a confirmed second factor.
@@ -80,13 +155,15 @@ func (db *DB) TOTPEnrolled(ctx context.Context) (map[int64]bool, error) {
 
 // UseTOTPStep accepts a code of step for the account: once confirmed
 // (confirm=false) or confirming the offer (confirm=true). It reports false
-// when the step is not newer than the last one accepted (a replayed code)
-// or there is no such factor; the audit line is written only on success.
+// when the step is not newer than the last one accepted (a replayed code),
+// the factor is locked at now, or there is no such factor; the audit line
+// is written only on success, which also clears the count of wrong codes.
 func (db *DB) UseTOTPStep(ctx context.Context, staffID, step int64, confirm bool, now time.Time, audit *core.AuditEntry) (bool, error) {
-	q := `UPDATE staff_totp SET last_step = ? WHERE staff_id = ? AND confirmed_at > 0 AND last_step < ?`
-	args := []any{step, staffID, step}
+	const reset = `failed_codes = 0, failed_since = 0, lockouts = 0`
+	q := `UPDATE staff_totp SET last_step = ?, ` + reset + ` WHERE staff_id = ? AND confirmed_at > 0 AND last_step < ? AND locked_until <= ?`
+	args := []any{step, staffID, step, ms(now)}
 	if confirm {
-		q = `UPDATE staff_totp SET last_step = ?, confirmed_at = ? WHERE staff_id = ? AND confirmed_at = 0 AND last_step < ?`
+		q = `UPDATE staff_totp SET last_step = ?, confirmed_at = ?, ` + reset + ` WHERE staff_id = ? AND confirmed_at = 0 AND last_step < ?`
 		args = []any{step, ms(now), staffID, step}
 	}
 	var won bool
@@ -104,6 +181,90 @@ func (db *DB) UseTOTPStep(ctx context.Context, staffID, step int64, confirm bool
 		return false, dbErr(err, "use second factor of staff %d", staffID)
 	}
 	return won, nil
+}
+
+// FailTOTPCode counts a wrong code for the account's factor. The count is
+// kept in the database, so it is shared by every instance: the
+// access.TOTPMaxFailures-th within access.TOTPFailureWindow locks the
+// factor (for access.TOTPLockFor its earlier lockouts) and writes
+// lockAudit with it. It returns when the lock it set ends, or zero.
+func (db *DB) FailTOTPCode(ctx context.Context, staffID int64, now time.Time, lockAudit core.AuditEntry) (time.Time, error) {
+	var until time.Time
+	err := db.withTx(ctx, func(x *sqlx.Tx) error {
+		var c struct {
+			Failed   int   `db:"failed_codes"`
+			Since    int64 `db:"failed_since"`
+			Lockouts int   `db:"lockouts"`
+		}
+		err := x.GetContext(ctx, &c, `SELECT failed_codes, failed_since, lockouts FROM staff_totp WHERE staff_id = ?`+db.dialect.forUpdate(), staffID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // the factor was removed meanwhile: nothing to count
+		}
+		if err != nil {
+			return err
+		}
+		if now.Sub(fromMS(c.Since)) >= access.TOTPFailureWindow {
+			c.Failed, c.Since = 0, ms(now)
+		}
+		c.Failed++
+		locked := int64(0)
+		if c.Failed >= access.TOTPMaxFailures {
+			until = now.Add(access.TOTPLockFor(c.Lockouts))
+			locked, c.Failed, c.Since = ms(until), 0, 0
+			c.Lockouts++
+		}
+		if _, err := x.ExecContext(ctx, `UPDATE staff_totp SET failed_codes = ?, failed_since = ?, lockouts = ?,
+  locked_until = CASE WHEN ? > 0 THEN ? ELSE locked_until END WHERE staff_id = ?`,
+			c.Failed, c.Since, c.Lockouts, locked, locked, staffID); err != nil {
+			return err
+		}
+		if locked == 0 {
+			return nil
+		}
+		return addAudit(ctx, x, lockAudit)
+	})
+	if err != nil {
+		return time.Time{}, dbErr(err, "count a wrong code of staff %d", staffID)
+	}
+	return until, nil
+}
+
+// UnlockTOTP lifts the account's lock and forgets its wrong codes; it
+// reports whether the factor was locked at now (the audit line goes with it).
+func (db *DB) UnlockTOTP(ctx context.Context, staffID int64, now time.Time, audit core.AuditEntry) (bool, error) {
+	var was bool
+	err := db.withTx(ctx, func(x *sqlx.Tx) error {
+		res, err := x.ExecContext(ctx, `UPDATE staff_totp SET locked_until = 0, failed_codes = 0, failed_since = 0, lockouts = 0
+  WHERE staff_id = ? AND locked_until > ?`, staffID, ms(now))
+		if err != nil {
+			return err
+		}
+		if was, err = oneRow(res, "unlock second factor"); err != nil || !was {
+			return err
+		}
+		return addAudit(ctx, x, audit)
+	})
+	if err != nil {
+		return false, dbErr(err, "unlock second factor of staff %d", staffID)
+	}
+	return was, nil
+}
+
+// TOTPLocked returns the accounts whose factor is locked at now, with
+// when the lock ends.
+func (db *DB) TOTPLocked(ctx context.Context, now time.Time) (map[int64]time.Time, error) {
+	var rows []struct {
+		StaffID int64 `db:"staff_id"`
+		Until   int64 `db:"locked_until"`
+	}
+	if err := db.r.SelectContext(ctx, &rows, `SELECT staff_id, locked_until FROM staff_totp WHERE locked_until > ?`, ms(now)); err != nil {
+		return nil, dbErr(err, "locked second factors")
+	}
+	out := make(map[int64]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.StaffID] = fromMS(r.Until)
+	}
+	return out, nil
 }
 
 // DeleteTOTP removes the account's second factor (offered or confirmed)

@@ -95,3 +95,69 @@ func TestLoginChallenge(t *testing.T) {
 		}
 	})
 }
+
+// TestTOTPWrongCodes: wrong codes count within their window; the
+// TOTPMaxFailures-th locks the factor (refusing even a right code) and
+// writes the audit line; the next lock without a right code lasts twice as
+// long; unlocking lifts it.
+func TestTOTPWrongCodes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		ann := mkStaffWithSessions(t, db, "ann")
+		if err := db.OfferTOTP(ctx, ann.ID, "JBSWY3DPEHPK3PXP", t0); err != nil {
+			t.Fatal(err)
+		}
+		if won, err := db.UseTOTPStep(ctx, ann.ID, 1, true, t0, nil); !won || err != nil {
+			t.Fatalf("confirm: %t %v", won, err)
+		}
+		lock := core.AuditEntry{At: t0, Staff: "ann", Action: access.AuditTOTPLocked}
+		fail := func(at time.Time) time.Time {
+			t.Helper()
+			until, err := db.FailTOTPCode(ctx, ann.ID, at, lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return until
+		}
+		for i := range access.TOTPMaxFailures - 1 {
+			if until := fail(t0); !until.IsZero() {
+				t.Fatalf("wrong code %d locked", i+1)
+			}
+		}
+		// Past the window the count starts again.
+		later := t0.Add(access.TOTPFailureWindow)
+		for i := range access.TOTPMaxFailures - 1 {
+			if until := fail(later); !until.IsZero() {
+				t.Fatalf("wrong code %d of a new window locked", i+1)
+			}
+		}
+		if until := fail(later); !until.Equal(later.Add(access.TOTPLockout)) {
+			t.Fatalf("the %dth wrong code: locked until %v", access.TOTPMaxFailures, until)
+		}
+		if f, _, _ := db.TOTP(ctx, ann.ID); !f.Locked(later) || f.Lockouts != 1 {
+			t.Fatalf("after the lock: %+v", f)
+		}
+		if won, err := db.UseTOTPStep(ctx, ann.ID, 2, false, later, nil); won || err != nil {
+			t.Fatalf("a right code while locked: %t %v", won, err)
+		}
+		again := later.Add(access.TOTPLockout)
+		for range access.TOTPMaxFailures - 1 {
+			fail(again)
+		}
+		if until := fail(again); !until.Equal(again.Add(2 * access.TOTPLockout)) {
+			t.Fatalf("the second lock ends %v, want twice as long", until)
+		}
+		if n := len(auditActions(t, db, access.AuditTOTPLocked)); n != 2 {
+			t.Errorf("%d lock audit lines, want 2", n)
+		}
+		if was, err := db.UnlockTOTP(ctx, ann.ID, again, core.AuditEntry{At: again, Action: access.AuditTOTPUnlock}); !was || err != nil {
+			t.Fatalf("unlock: %t %v", was, err)
+		}
+		if won, err := db.UseTOTPStep(ctx, ann.ID, 3, false, again, nil); !won || err != nil {
+			t.Fatalf("a right code after the unlock: %t %v", won, err)
+		}
+		if f, _, _ := db.TOTP(ctx, ann.ID); f.Lockouts != 0 {
+			t.Errorf("lockouts after a right code: %d", f.Lockouts)
+		}
+	})
+}

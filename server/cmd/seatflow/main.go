@@ -54,6 +54,8 @@ commands:
                   print a one-time link (24 h) that sets NAME's password
   staff reset-2fa NAME
                   remove NAME's second factor (a lost phone)
+  staff unlock-2fa NAME
+                  lift the lock wrong codes put on NAME's second factor
   apikey add --name NAME --scope SCOPE[,SCOPE...] | apikey list | apikey revoke ID
                   manage API keys (scopes: orders:read, orders:write,
                   shows:write, reconcile, refunds; the right client_ip);
@@ -195,8 +197,8 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 }
 
 func staff(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
-	if len(args) == 0 || (args[0] != "add" && args[0] != "reset-link" && args[0] != "reset-2fa") {
-		return fmt.Errorf("usage: seatflow staff add [--role box_office|manager|ops|admin] NAME | staff reset-link NAME | staff reset-2fa NAME")
+	if len(args) == 0 || (args[0] != "add" && args[0] != "reset-link" && args[0] != "reset-2fa" && args[0] != "unlock-2fa") {
+		return fmt.Errorf("usage: seatflow staff add [--role box_office|manager|ops|admin] NAME | staff reset-link NAME | staff reset-2fa NAME | staff unlock-2fa NAME")
 	}
 	_, db, err := openDB(ctx, getenv)
 	if err != nil {
@@ -208,6 +210,8 @@ func staff(ctx context.Context, args []string, getenv func(string) string, stdou
 		return server.StaffResetLink(ctx, db, args[1:], stdout)
 	case "reset-2fa":
 		return server.StaffResetSecondFactor(ctx, db, args[1:], stdout)
+	case "unlock-2fa":
+		return server.StaffUnlockSecondFactor(ctx, db, args[1:], stdout)
 	}
 	return server.StaffAdd(ctx, db, args[1:], stdout)
 }
