@@ -80,7 +80,7 @@ func (j *cancelJob) cancelledEvent() Event {
 	if j.r.Note != "" {
 		d["note"] = j.r.Note
 	}
-	return Event{OrderNo: j.r.OrderNo, At: j.now, Kind: EventCancelled, Detail: d}
+	return Event{OrderNo: j.r.OrderNo, At: j.now, Kind: EventCancelled, Detail: withVia(j.ctx, d)}
 }
 
 // cancelTogether writes a batch of cancels in five statements whatever

@@ -239,11 +239,11 @@ func (e *Engine) writePlacement(p placement) (wake func(), _ error) {
 }
 
 func placedEvent(ctx context.Context, o Order, now time.Time) Event {
-	return Event{OrderNo: o.OrderNo, At: now, Kind: EventPlaced, Detail: map[string]any{
+	return Event{OrderNo: o.OrderNo, At: now, Kind: EventPlaced, Detail: withVia(ctx, map[string]any{
 		"user_id": o.UserID, "show_id": o.ShowID, "seat_ids": o.SeatIDs, "code": o.Code,
 		"amount_cents": o.AmountCents, "expire_at": o.ExpireAt.Format(time.RFC3339Nano),
 		"trace_id": TraceID(ctx),
-	}}
+	})}
 }
 
 // The after-commit events' writer: one multi-row INSERT for the events of

@@ -26,3 +26,26 @@ func NewTraceID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+type viaKey struct{}
+
+// WithVia returns ctx carrying who passed the request on to the engine (an
+// API key: api:<key prefix>), so the order's events name it beside the
+// customer they act for.
+func WithVia(ctx context.Context, via string) context.Context {
+	return context.WithValue(ctx, viaKey{}, via)
+}
+
+// Via returns ctx's go-between, or "".
+func Via(ctx context.Context) string {
+	v, _ := ctx.Value(viaKey{}).(string)
+	return v
+}
+
+// withVia adds ctx's go-between to an event's detail.
+func withVia(ctx context.Context, d map[string]any) map[string]any {
+	if v := Via(ctx); v != "" {
+		d["via"] = v
+	}
+	return d
+}

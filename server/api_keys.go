@@ -96,6 +96,8 @@ func (s *Server) apiKeyAuth() echo.MiddlewareFunc {
 				return access.ErrInsufficientScope
 			}
 			c.Set(contextKeyAPIKey, key)
+			// The key is named on the events of what it does (core.Via).
+			c.SetRequest(c.Request().WithContext(core.WithVia(c.Request().Context(), apiActor(c))))
 			return next(c)
 		}
 	}
