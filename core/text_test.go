@@ -1,0 +1,115 @@
+package core_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"seatflow/core"
+)
+
+func TestCheckText(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		form     core.TextForm
+		want     string // the stored form; "" when refused
+		refused  rune   // the character named in the refusal
+	}{
+		{"plain", "Gala night", core.OneLine, "Gala night", 0},
+		{"accents and emoji", "Grüße 🎟 Oper", core.OneLine, "Grüße 🎟 Oper", 0},
+		{"right-to-left script", "תיאטרון הבימה", core.OneLine, "תיאטרון הבימה", 0},
+		{"persian with a non-joiner", "می\u200cخواهم", core.OneLine, "می\u200cخواهم", 0},
+		{"emoji sequence with a joiner", "👩\u200d👩\u200d👧 family", core.OneLine, "👩\u200d👩\u200d👧 family", 0},
+		{"emoji presentation selector", "❤\ufe0f", core.OneLine, "❤\ufe0f", 0},
+		{"carriage return in a label", "A\r", core.OneLine, "", '\r'},
+		{"newline in a name", "Gala\nnight", core.OneLine, "", '\n'},
+		{"tab in a name", "Gala\tnight", core.OneLine, "", '\t'},
+		{"NUL", "a\x00b", core.OneLine, "", 0},
+		{"escape", "a\x1b[31mb", core.OneLine, "", 0x1b},
+		{"DEL", "a\x7f", core.OneLine, "", 0x7f},
+		{"C1 next line", "a\u0085b", core.OneLine, "", 0x85},
+		{"C1 CSI", "a\u009bb", core.OneLine, "", 0x9b},
+		{"right-to-left override", "refund \u202e001", core.OneLine, "", 0x202e},
+		{"left-to-right embedding", "\u202aa", core.OneLine, "", 0x202a},
+		{"pop directional formatting", "a\u202c", core.OneLine, "", 0x202c},
+		{"first strong isolate", "\u2068a\u2069", core.OneLine, "", 0x2068},
+		{"right-to-left mark", "a\u200f", core.OneLine, "", 0x200f},
+		{"arabic letter mark", "a\u061c", core.OneLine, "", 0x61c},
+		{"zero-width space", "Ga\u200bla", core.OneLine, "", 0x200b},
+		{"word joiner", "Ga\u2060la", core.OneLine, "", 0x2060},
+		{"byte order mark", "\ufeffGala", core.OneLine, "", 0xfeff},
+		{"soft hyphen", "Ga\u00adla", core.OneLine, "", 0xad},
+		{"tag character", "Gala\U000E0041", core.OneLine, "", 0xe0041},
+		{"hangul filler", "\u3164", core.OneLine, "", 0x3164},
+		{"line separator", "a\u2028b", core.OneLine, "", 0x2028},
+		{"paragraph separator in a note", "a\u2029b", core.MultiLine, "", 0x2029},
+		{"note with lines and a tab", "line 1\n\tline 2", core.MultiLine, "line 1\n\tline 2", 0},
+		{"note from a text area (CRLF)", "line 1\r\nline 2", core.MultiLine, "line 1\nline 2", 0},
+		{"note with a lone CR", "line 1\rline 2", core.MultiLine, "line 1\nline 2", 0},
+		{"note with an escape", "paid\x1b[2K", core.MultiLine, "", 0x1b},
+		{"note with an override", "refund \u202e001", core.MultiLine, "", 0x202e},
+		{"not UTF-8", "Gala\xff", core.OneLine, "", utf8.RuneError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := core.CheckText("name", tc.in, tc.form)
+			if tc.want != "" {
+				if err != nil || got != tc.want {
+					t.Fatalf("CheckText(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+				}
+				return
+			}
+			var ce *core.Error
+			var tr *core.TextRefusal
+			if !errors.As(err, &ce) || ce.Code != "invalid_text" || ce.Field != "name" || ce.Kind != core.KindInvalid ||
+				!strings.HasPrefix(ce.Message, "name: ") {
+				t.Fatalf("CheckText(%q) = %q, %v; want invalid_text naming the field", tc.in, got, err)
+			}
+			if !errors.As(err, &tr) || tr.Char != tc.refused {
+				t.Errorf("refusal %v, want it to name %s", err, core.CodePoint(tc.refused))
+			}
+			if tc.refused != utf8.RuneError && !strings.Contains(ce.Message, core.CodePoint(tc.refused)) {
+				t.Errorf("message %q does not name %s", ce.Message, core.CodePoint(tc.refused))
+			}
+		})
+	}
+}
+
+// FuzzCheckText: whatever CheckText accepts is UTF-8 with no control,
+// bidi or invisible format character (line breaks and tabs in multi-line
+// text only), accepted again unchanged; what it refuses is invalid_text.
+func FuzzCheckText(f *testing.F) {
+	for _, s := range []string{"Gala", "A\r", "a\r\nb", "\u202e001", "\u2066x\u2069", "a\u200bb", "👩\u200d👧", "\xff", "a\u0085"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, multi bool) {
+		form := core.OneLine
+		if multi {
+			form = core.MultiLine
+		}
+		got, err := core.CheckText("f", s, form)
+		if err != nil {
+			if !errors.Is(err, core.ErrInvalidText) || core.ErrorKind(err) != core.KindInvalid {
+				t.Fatalf("refusal %v is not invalid_text", err)
+			}
+			return
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("accepted %q: not UTF-8", got)
+		}
+		for _, r := range got {
+			if multi && (r == '\n' || r == '\t') {
+				continue
+			}
+			if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) ||
+				unicode.In(r, unicode.Zl, unicode.Zp) || unicode.Is(unicode.Cf, r) && r != '\u200c' && r != '\u200d' {
+				t.Fatalf("accepted %q with %s", got, core.CodePoint(r))
+			}
+		}
+		if again, err := core.CheckText("f", got, form); err != nil || again != got {
+			t.Fatalf("not stable: %q became %q, %v", got, again, err)
+		}
+	})
+}
