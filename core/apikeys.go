@@ -112,7 +112,8 @@ func ValidAPIKeyName(name string) error {
 	if n := utf8.RuneCountInString(strings.TrimSpace(name)); n == 0 || n > maxAPIKeyName {
 		return ErrBadAPIKeyName
 	}
-	return nil
+	_, err := CheckText("name", name, OneLine)
+	return err
 }
 
 // NewAPIKeySecret returns a fresh key (256 random bits) and its prefix.

@@ -95,6 +95,9 @@ type CounterPayment struct {
 // discrepancy like any late callback, and the result says so.
 func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentResult, Order, error) {
 	p.Reference = strings.TrimSpace(p.Reference)
+	if _, err := CheckText("reference", p.Reference, OneLine); err != nil {
+		return "", Order{}, err
+	}
 	switch {
 	case p.Tender != TenderCash && p.Tender != TenderCard:
 		return "", Order{}, Invalidf("tender must be cash or card")

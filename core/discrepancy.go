@@ -179,6 +179,10 @@ const casAttempts = 3
 // Take makes staff the owner of an unresolved case. Taking a case one owns
 // already changes nothing.
 func (c *Cases) Take(ctx context.Context, id int64, staff, note string, by *StaffAction) (DiscrepancyCase, error) {
+	note, err := CheckText("note", note, MultiLine)
+	if err != nil {
+		return DiscrepancyCase{}, err
+	}
 	return c.change(ctx, id, caseAudit{by, AuditCaseTake, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if cur.State.Final() {
 			return nil, closed(cur)
@@ -208,6 +212,10 @@ func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note st
 	if note == "" {
 		return DiscrepancyCase{}, ErrNoteRequired
 	}
+	note, err := CheckText("note", note, MultiLine)
+	if err != nil {
+		return DiscrepancyCase{}, err
+	}
 	return c.change(ctx, id, caseAudit{by, AuditCaseMove, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if err := CheckCaseMove(cur.State, to); err != nil {
 			return nil, err
@@ -231,6 +239,10 @@ func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note st
 func (c *Cases) Note(ctx context.Context, id int64, staff, note string, by *StaffAction) (DiscrepancyCase, error) {
 	if note == "" {
 		return DiscrepancyCase{}, ErrNoteRequired
+	}
+	note, err := CheckText("note", note, MultiLine)
+	if err != nil {
+		return DiscrepancyCase{}, err
 	}
 	return c.change(ctx, id, caseAudit{by, AuditCaseNote, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if cur.State.Final() {

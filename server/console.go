@@ -231,7 +231,12 @@ func (cn *console) errorPages(next echo.HandlerFunc) echo.HandlerFunc {
 			cn.Logger.ErrorContext(c.Request().Context(), "console request failed",
 				"path", c.Request().URL.Path, "status", status, "err", err)
 		}
-		return cn.errorPage(c, status, "")
+		text := ""
+		if errors.Is(err, core.ErrInvalidText) {
+			// Any form's free text: say what is wrong with it, not just "bad request".
+			text = "error.invalid_text"
+		}
+		return cn.errorPage(c, status, text)
 	}
 }
 

@@ -31,9 +31,10 @@ func readBody(c echo.Context) ([]byte, error) {
 
 // decodeJSON decodes exactly one JSON object into v (a pointer to a struct
 // with json tags), rejecting unknown fields, duplicate keys and keys that
-// match a field only when case is ignored, strips control characters from
-// free text (see stripFreeText), and turns every decoding
-// failure into an invalid_request error a client can act on.
+// match a field only when case is ignored, and turns every decoding
+// failure into an invalid_request error a client can act on. Free text is
+// left as sent: core.CheckText refuses what it must not hold, naming the
+// field, rather than storing something else than the client sent.
 func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -46,7 +47,6 @@ func decodeJSON(body []byte, v any) error {
 	if err := checkKeys(body, reflect.TypeOf(v)); err != nil {
 		return err
 	}
-	stripFreeText(v)
 	return nil
 }
 
