@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -112,4 +113,38 @@ func FuzzCheckText(f *testing.F) {
 			t.Fatalf("not stable: %q became %q, %v", got, again, err)
 		}
 	})
+}
+
+// The show and plan checks and the API key name refuse through CheckText,
+// naming the field; the same show with clean text is accepted.
+func TestShowTextFields(t *testing.T) {
+	show := func(edit func(*core.NewShow)) core.NewShow {
+		n := core.NewShow{Name: "Gala", Venue: "Hall", StartsAt: time.Date(2030, 1, 2, 19, 30, 0, 0, time.UTC), Currency: "EUR",
+			Plan: core.PlanSpec{Categories: []core.PriceCategory{{Code: "STD", Name: "Standard", PriceCents: 1000}},
+				Seats: []core.SeatSpec{{SeatID: "A-1", Section: "Stalls", Row: "A", Number: 1, Category: "STD"}}}}
+		edit(&n)
+		return n
+	}
+	if _, _, err := core.PreviewShow(show(func(*core.NewShow) {})); err != nil {
+		t.Fatalf("clean show refused: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		edit  func(*core.NewShow)
+	}{
+		{"name", func(n *core.NewShow) { n.Name = "Gala\r" }},
+		{"venue", func(n *core.NewShow) { n.Venue = "\u202eHall" }},
+		{"price_categories[0].name", func(n *core.NewShow) { n.Plan.Categories[0].Name = "Std\u2060" }},
+		{"seats[0].section", func(n *core.NewShow) { n.Plan.Seats[0].Section = "Stalls\n" }},
+		{"seats[0].row", func(n *core.NewShow) { n.Plan.Seats[0].Row = "A\r" }},
+	} {
+		_, _, err := core.PreviewShow(show(tc.edit))
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Code != core.ErrInvalidText.Code || ce.Field != tc.field {
+			t.Errorf("%s: %v, want invalid_text naming it", tc.field, err)
+		}
+	}
+	if err := core.ValidAPIKeyName("front \u202eend"); !errors.Is(err, core.ErrInvalidText) {
+		t.Errorf("API key name with an override: %v, want invalid_text", err)
+	}
 }
