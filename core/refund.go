@@ -160,13 +160,7 @@ type RefundOutcome struct {
 // validRefund checks req and returns its reason as stored: trimmed, line
 // breaks normalized.
 func validRefund(req RefundRequest) (string, error) {
-	reason, err := CheckText("reason", strings.TrimSpace(req.Reason), MultiLine)
-	if err != nil {
-		return "", err
-	}
-	if _, err := CheckText("reference", req.Reference, OneLine); err != nil {
-		return "", err
-	}
+	reason := strings.TrimSpace(req.Reason)
 	switch {
 	case req.OrderNo == "" || len(req.OrderNo) > 40:
 		return "", Invalidf("order number is required (at most 40 characters)")
@@ -179,7 +173,10 @@ func validRefund(req RefundRequest) (string, error) {
 	case req.Actor == "":
 		return "", Invalidf("a refund needs an actor")
 	}
-	return reason, nil
+	if _, err := CheckText("reference", req.Reference, OneLine); err != nil {
+		return "", err
+	}
+	return CheckText("reason", reason, MultiLine)
 }
 
 // notPaid is the error for refunding order o, which is not paid.
