@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"seatflow/core/text"
 )
 
 // CancelRequest asks to end a pending order unpaid.
@@ -30,6 +31,12 @@ type CancelResult struct {
 // because Redis cannot roll back: a seat freed for an order that then
 // stayed alive could be sold twice.
 func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelResult, error) {
+	if r.Note != "" {
+		var err error
+		if r.Note, err = text.Check("note", r.Note, text.MultiLine); err != nil {
+			return CancelResult{}, err
+		}
+	}
 	now := e.clock.Now()
 	path := ExpiryPath(r.Reason, r.Actor)
 	j := &cancelJob{ctx: ctx, r: r, now: now, expiry: path != ""}

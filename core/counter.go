@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"seatflow/core/text"
 	"strings"
 	"unicode/utf8"
 )
@@ -102,6 +103,9 @@ type CounterPayment struct {
 // discrepancy like any late callback, and the result says so.
 func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentResult, Order, error) {
 	p.Reference = strings.TrimSpace(p.Reference)
+	if _, err := text.Check("reference", p.Reference, text.OneLine); err != nil {
+		return "", Order{}, err
+	}
 	switch {
 	case p.Tender != TenderCash && p.Tender != TenderCard:
 		return "", Order{}, Invalidf("tender must be cash or card")

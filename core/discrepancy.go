@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"seatflow/core/text"
 	"slices"
 	"strings"
 	"time"
@@ -180,6 +181,10 @@ const casAttempts = 3
 // Take makes staff the owner of an unresolved case. Taking a case one owns
 // already changes nothing.
 func (c *Cases) Take(ctx context.Context, id int64, staff, note string, by *StaffAction) (DiscrepancyCase, error) {
+	note, err := text.Check("note", note, text.MultiLine)
+	if err != nil {
+		return DiscrepancyCase{}, err
+	}
 	return c.change(ctx, id, caseAudit{by, AuditCaseTake, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if cur.State.Final() {
 			return nil, closed(cur)
@@ -209,6 +214,10 @@ func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note st
 	if note == "" {
 		return DiscrepancyCase{}, ErrNoteRequired
 	}
+	note, err := text.Check("note", note, text.MultiLine)
+	if err != nil {
+		return DiscrepancyCase{}, err
+	}
 	return c.change(ctx, id, caseAudit{by, AuditCaseMove, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if err := CheckCaseMove(cur.State, to); err != nil {
 			return nil, err
@@ -235,6 +244,10 @@ func (c *Cases) Move(ctx context.Context, id int64, to CaseState, staff, note st
 func (c *Cases) Note(ctx context.Context, id int64, staff, note string, by *StaffAction) (DiscrepancyCase, error) {
 	if note == "" {
 		return DiscrepancyCase{}, ErrNoteRequired
+	}
+	note, err := text.Check("note", note, text.MultiLine)
+	if err != nil {
+		return DiscrepancyCase{}, err
 	}
 	return c.change(ctx, id, caseAudit{by, AuditCaseNote, note}, func(cur DiscrepancyCase) (*CaseChange, error) {
 		if cur.State.Final() {

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"seatflow/core/text"
 	"time"
 )
 
@@ -57,12 +58,16 @@ func (e *Engine) Extend(ctx context.Context, orderNo string, by time.Duration, a
 	case actor == "":
 		return Order{}, Invalidf("an extension needs an actor")
 	}
+	reason, err := text.Check("reason", reason, text.MultiLine)
+	if err != nil {
+		return Order{}, err
+	}
 	now := e.clock.Now()
 	var (
 		o       Order
 		refused *Error
 	)
-	err := e.store.InTx(ctx, func(tx Tx) error {
+	err = e.store.InTx(ctx, func(tx Tx) error {
 		var err error
 		if o, err = tx.OrderForUpdate(ctx, orderNo); err != nil {
 			return err

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"seatflow/core/text"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -153,21 +154,26 @@ type RefundOutcome struct {
 	Pending bool
 }
 
-func validRefund(req RefundRequest) error {
+// validRefund checks req and returns its reason as stored: trimmed, line
+// breaks normalized.
+func validRefund(req RefundRequest) (string, error) {
 	reason := strings.TrimSpace(req.Reason)
 	switch {
 	case req.OrderNo == "" || len(req.OrderNo) > 40:
-		return Invalidf("order number is required (at most 40 characters)")
+		return "", Invalidf("order number is required (at most 40 characters)")
 	case reason == "":
-		return Invalidf("reason is required")
+		return "", Invalidf("reason is required")
 	case utf8.RuneCountInString(reason) > MaxRefundReasonLen:
-		return Invalidf("reason may have at most %d characters", MaxRefundReasonLen)
+		return "", Invalidf("reason may have at most %d characters", MaxRefundReasonLen)
 	case utf8.RuneCountInString(req.Reference) > MaxRefundReferenceLen:
-		return Invalidf("reference may have at most %d characters", MaxRefundReferenceLen)
+		return "", Invalidf("reference may have at most %d characters", MaxRefundReferenceLen)
 	case req.Actor == "":
-		return Invalidf("a refund needs an actor")
+		return "", Invalidf("a refund needs an actor")
 	}
-	return nil
+	if _, err := text.Check("reference", req.Reference, text.OneLine); err != nil {
+		return "", err
+	}
+	return text.Check("reason", reason, text.MultiLine)
 }
 
 // notPaid is the error for refunding order o, which is not paid.
@@ -184,16 +190,17 @@ func notPaid(o Order) error {
 // for a second person. A refund of an order that is
 // not paid fails with order_not_paid or already_refunded and writes nothing.
 func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome, error) {
-	if err := validRefund(req); err != nil {
+	reason, err := validRefund(req)
+	if err != nil {
 		return RefundOutcome{}, err
 	}
-	req.Reason = strings.TrimSpace(req.Reason)
+	req.Reason = reason
 	now := r.e.clock.Now()
 	var (
 		out      RefundOutcome
 		released []string
 	)
-	err := r.store.InRefundTx(ctx, func(tx RefundTx) error {
+	err = r.store.InRefundTx(ctx, func(tx RefundTx) error {
 		out, released = RefundOutcome{}, nil
 		// The order row first, as every ending locks it (one lock order).
 		o, err := tx.OrderForUpdate(ctx, req.OrderNo)
@@ -386,6 +393,10 @@ func (r *Refunds) Reject(ctx context.Context, id int64, approver, note string, b
 	case utf8.RuneCountInString(note) > MaxRefundReasonLen:
 		return Refund{}, Invalidf("note may have at most %d characters", MaxRefundReasonLen)
 	}
+	note, err := text.Check("note", strings.TrimSpace(note), text.MultiLine)
+	if err != nil {
+		return Refund{}, err
+	}
 	req, err := r.store.Refund(ctx, id)
 	if err != nil {
 		return Refund{}, err
@@ -395,7 +406,7 @@ func (r *Refunds) Reject(ctx context.Context, id int64, approver, note string, b
 	}
 	now := r.e.clock.Now()
 	row := req
-	row.State, row.Actor, row.DecidedAt, row.Note = RefundRejected, approver, now, strings.TrimSpace(note)
+	row.State, row.Actor, row.DecidedAt, row.Note = RefundRejected, approver, now, note
 	err = r.store.InRefundTx(ctx, func(tx RefundTx) error {
 		// The order row first, as in every refund: one lock order.
 		if _, err := tx.OrderForUpdate(ctx, req.OrderNo); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"seatflow/core/text"
 	"slices"
 	"strconv"
 	"time"
@@ -183,6 +184,9 @@ func BuildPlan(p PlanSpec) ([]PriceCategory, []Seat, error) {
 	prices := make(map[string]int64, len(p.Categories))
 	for i, c := range p.Categories {
 		f := fmt.Sprintf("price_categories[%d]", i)
+		if _, err := text.Check(f+".name", c.Name, text.OneLine); err != nil {
+			return nil, nil, err
+		}
 		switch {
 		case !categoryCodePattern.MatchString(c.Code):
 			return nil, nil, fieldError(CodeInvalidPlan, f+".code", "%q: use 1-16 letters, digits, '_' or '-'", c.Code)
@@ -249,6 +253,12 @@ func listSeats(specs []SeatSpec, prices map[string]int64) ([]Seat, error) {
 		if id == "" {
 			id = s.Row + "-" + strconv.Itoa(s.Number)
 		}
+		// A row label with a CR would end the seat map's event-stream line.
+		for _, t := range [...]struct{ field, text string }{{f + ".section", s.Section}, {f + ".row", s.Row}} {
+			if _, err := text.Check(t.field, t.text, text.OneLine); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case s.Row == "" || utf8.RuneCountInString(s.Row) > 16:
 			return nil, fieldError(CodeInvalidPlan, f+".row", "1 to 16 characters")
@@ -291,6 +301,11 @@ func RowName(r int) string {
 }
 
 func validateShow(s NewShow) error {
+	for _, f := range [...]struct{ field, text string }{{"name", s.Name}, {"venue", s.Venue}} {
+		if _, err := text.Check(f.field, f.text, text.OneLine); err != nil {
+			return err
+		}
+	}
 	switch {
 	case s.Name == "" || utf8.RuneCountInString(s.Name) > maxNameLen:
 		return fieldError(CodeInvalidShow, "name", "1 to %d characters", maxNameLen)

@@ -28,7 +28,7 @@ type cancelOrderRequest struct {
 type extendOrderRequest struct {
 	UserID  int64  `json:"user_id"` // the order's user, as for cancel
 	Minutes int    `json:"minutes"`
-	Reason  string `json:"reason" text:"free"`
+	Reason  string `json:"reason"`
 }
 
 // Limits of one extension through the API (the engine bounds the total).

@@ -9,7 +9,7 @@ import (
 )
 
 type refundOrderRequest struct {
-	Reason    string `json:"reason" text:"free"`
+	Reason    string `json:"reason"`
 	Reference string `json:"reference"` // the payment provider's refund reference
 }
 

@@ -50,8 +50,8 @@ type planRequest struct {
 }
 
 type createShowRequest struct {
-	Name     string `json:"name" text:"free"`
-	Venue    string `json:"venue" text:"free"`
+	Name     string `json:"name"`
+	Venue    string `json:"venue"`
 	StartsAt string `json:"starts_at"`
 	SalesEnd string `json:"sales_end"`
 	Currency string `json:"currency"`
@@ -60,7 +60,7 @@ type createShowRequest struct {
 
 type blockRequest struct {
 	SeatIDs []string `json:"seat_ids"`
-	Reason  string   `json:"reason" text:"free"`
+	Reason  string   `json:"reason"`
 }
 
 type countsJSON struct {

@@ -19,6 +19,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/access"
 	"seatflow/core/store"
+	"seatflow/core/text"
 	"seatflow/static"
 	"seatflow/web"
 )
@@ -254,7 +255,12 @@ func (cn *console) errorPages(next echo.HandlerFunc) echo.HandlerFunc {
 			cn.Logger.ErrorContext(c.Request().Context(), "console request failed",
 				"path", redactedPath(c.Request().URL.Path), "status", status, "err", err)
 		}
-		return cn.errorPage(c, status, "")
+		message := ""
+		if errors.Is(err, text.ErrInvalid) {
+			// Any form's free text: say what is wrong with it, not just "bad request".
+			message = "error.invalid_text"
+		}
+		return cn.errorPage(c, status, message)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"reflect"
 	"strings"
 
@@ -31,11 +32,12 @@ func readBody(c echo.Context) ([]byte, error) {
 
 // decodeJSON decodes exactly one JSON object into v (a pointer to a struct
 // with json tags), rejecting unknown fields, duplicate keys and keys that
-// match a field only when case is ignored, strips control characters from
-// free text (see stripFreeText), and turns every decoding
-// failure into an invalid_request error a client can act on.
+// match a field only when case is ignored, and turns every decoding
+// failure into an invalid_request error a client can act on. Free text is
+// left as sent: text.Check refuses what it must not hold, naming the
+// field, rather than storing something else than the client sent.
 func decodeJSON(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(wholeNumbers(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err, v)
@@ -46,8 +48,63 @@ func decodeJSON(body []byte, v any) error {
 	if err := checkKeys(body, reflect.TypeOf(v)); err != nil {
 		return err
 	}
-	stripFreeText(v)
 	return nil
+}
+
+// wholeNumbers rewrites numbers written with a fraction or an exponent
+// whose value is whole (841.0, 8.41e2) as integers: the document's
+// "integer" admits them (JSON Schema counts 841.0 as one), and
+// encoding/json refuses them for an int field. A body that does not parse,
+// holds more than one value, or has no such number is returned unchanged,
+// for decodeJSON to refuse in its own words. Long literals and large
+// exponents are left alone: exact arithmetic on 1e999999999 would be a
+// way to make the server work hard.
+func wholeNumbers(body []byte) []byte {
+	if !bytes.ContainsAny(body, ".eE") {
+		return body
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return body
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return body
+	}
+	changed := false
+	v = rewriteWhole(v, &changed)
+	if !changed {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func rewriteWhole(v any, changed *bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = rewriteWhole(e, changed)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = rewriteWhole(e, changed)
+		}
+	case json.Number:
+		s := strings.ToLower(string(x))
+		if _, exp, _ := strings.Cut(s, "e"); len(s) > 40 || len(strings.TrimLeft(exp, "+-")) > 3 || !strings.ContainsAny(s, ".e") {
+			return v
+		}
+		if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().IsInt64() {
+			*changed = true
+			return json.Number(r.Num().String())
+		}
+	}
+	return v
 }
 
 func jsonError(err error, v any) error {

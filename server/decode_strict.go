@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -131,49 +130,4 @@ func jsonFields(t reflect.Type, into map[string]reflect.Type) map[string]reflect
 		}
 	}
 	return into
-}
-
-// stripFreeText removes control characters (C0, C1) and bidirectional
-// formatting characters from every string field of v tagged text:"free":
-// people's prose (reasons, show names) that staff read later, where an
-// override could make "refund 100" display as "001 dnufer". Identifiers are
-// not stripped; their own checks refuse such characters.
-func stripFreeText(v any) {
-	stripValue(reflect.ValueOf(v))
-}
-
-func stripValue(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			stripValue(v.Elem())
-		}
-	case reflect.Slice:
-		for i := range v.Len() {
-			stripValue(v.Index(i))
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			switch {
-			case !f.IsExported():
-			case f.Type.Kind() == reflect.String && f.Tag.Get("text") == "free":
-				v.Field(i).SetString(cleanText(v.Field(i).String()))
-			default:
-				stripValue(v.Field(i))
-			}
-		}
-	}
-}
-
-// cleanText drops C0/C1 controls and bidi overrides, embeddings and isolates
-// (U+202A–U+202E, U+2066–U+2069, and the marks U+200E/U+200F, U+061C).
-func cleanText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return -1
-		}
-		return r
-	}, s)
 }

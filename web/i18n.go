@@ -784,6 +784,7 @@ var catalog = map[string]entry{
 	"error.429.text":        {"Wait a minute and try again.", "请稍等一分钟再试。"},
 	"error.500.title":       {"Something went wrong", "出错了"},
 	"error.500.text":        {"The console could not do this. It has been logged; try again or ask ops.", "控制台无法完成此操作，错误已记录；请重试或联系运维。"},
+	"error.invalid_text":    {"A text you typed holds an invisible or control character (a line break in a one-line field, a direction override, a zero-width space). Go back, type it again without it and send the form again.", "您输入的文本含有不可见字符或控制字符（单行字段中的换行、文字方向控制符、零宽空格等）。请返回，重新输入后再提交。"},
 	"error.csrf":            {"This form has expired. Reload the page and try again.", "表单已过期，请刷新页面后重试。"},
 	"apikeys.title":         {"API keys", "API 密钥"},
 	"apikeys.shown_once":    {"The new key, shown this once only: copy it now. Only its hash is stored.", "新密钥仅显示这一次，请立即复制。系统只保存其哈希值。"},

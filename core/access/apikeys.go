@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"seatflow/core/fault"
+	"seatflow/core/text"
 	"slices"
 	"strings"
 	"time"
@@ -113,7 +114,8 @@ func ValidAPIKeyName(name string) error {
 	if n := utf8.RuneCountInString(strings.TrimSpace(name)); n == 0 || n > maxAPIKeyName {
 		return ErrBadAPIKeyName
 	}
-	return nil
+	_, err := text.Check("name", name, text.OneLine)
+	return err
 }
 
 // NewAPIKeySecret returns a fresh key (256 random bits) and its prefix.
