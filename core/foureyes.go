@@ -15,8 +15,13 @@ import (
 // — directly, or through accounts made by accounts they made. Two people
 // who agree to cheat are beyond any check; the audit log names both.
 
-// ActorAPIPrefix starts the actor of what an API key does: api:<key prefix>.
-const ActorAPIPrefix = "api:"
+const (
+	// ActorAPIPrefix starts the actor of what an API key does: api:<key prefix>.
+	ActorAPIPrefix = "api:"
+	// ActorCLI is the operator at the seatflow command line, the creator of
+	// the first accounts: a shell on the server, not a person to compare.
+	ActorCLI = "cli"
+)
 
 // ErrLinkedApproval refuses an approver whose account or key the requester
 // made, or who made the requester's: one person could hold both.
@@ -42,18 +47,50 @@ func checkFourEyes(ctx context.Context, c Creators, requester, approver, what st
 		return &Error{Kind: KindForbidden, Code: ErrSelfApproval.Code, Message: fmt.Sprintf(
 			"%s was asked for by %s, so a second person must approve it", what, approver)}
 	}
-	for _, p := range [][2]string{{approver, requester}, {requester, approver}} {
-		chain, err := creatorChain(ctx, c, p[0], p[1])
-		if err != nil {
-			return fmt.Errorf("four eyes on %s: %w", what, err)
-		}
-		if chain != nil {
-			return &Error{Kind: KindForbidden, Code: ErrLinkedApproval.Code, Message: fmt.Sprintf(
-				"%s was asked for by %s and %s created %s: someone outside that pair must approve it",
-				what, requester, p[1], strings.Join(chain, ", which created "))}
+	requesters, err := holders(ctx, c, requester)
+	if err != nil {
+		return fmt.Errorf("four eyes on %s: %w", what, err)
+	}
+	approvers, err := holders(ctx, c, approver)
+	if err != nil {
+		return fmt.Errorf("four eyes on %s: %w", what, err)
+	}
+	for _, r := range requesters {
+		for _, a := range approvers {
+			if r == a {
+				return &Error{Kind: KindForbidden, Code: ErrLinkedApproval.Code, Message: fmt.Sprintf(
+					"%s was asked for by %s and approved by %s, both held by %s: someone else must approve it",
+					what, requester, approver, r)}
+			}
+			for _, p := range [][2]string{{a, r}, {r, a}} {
+				chain, err := creatorChain(ctx, c, p[0], p[1])
+				if err != nil {
+					return fmt.Errorf("four eyes on %s: %w", what, err)
+				}
+				if chain != nil {
+					return &Error{Kind: KindForbidden, Code: ErrLinkedApproval.Code, Message: fmt.Sprintf(
+						"%s was asked for by %s and %s created %s: someone outside that pair must approve it",
+						what, requester, p[1], strings.Join(chain, ", which created "))}
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// holders is who may act as actor: the actor, and for an API key also the
+// account that minted it, which holds its secret. Without that, a key would
+// launder its minter: a refund asked for through the key and approved by an
+// account the minter created links neither way by creation alone.
+func holders(ctx context.Context, c Creators, actor string) ([]string, error) {
+	if !strings.HasPrefix(actor, ActorAPIPrefix) {
+		return []string{actor}, nil
+	}
+	minter, err := c.ActorCreator(ctx, actor)
+	if err != nil || minter == "" || minter == ActorCLI {
+		return []string{actor}, err
+	}
+	return []string{actor, minter}, nil
 }
 
 // creatorChain returns the actors from maker's first creation down to

@@ -61,7 +61,7 @@ func TestFourEyesCreators(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		ctx := context.Background()
 		f := newRefundFixture(t, st, 1000, core.Config{})
-		for _, a := range [][2]string{{"alice", "cli"}, {"bob", "staff:alice"}, {"carol", "staff:bob"}, {"dave", "cli"}} {
+		for _, a := range [][2]string{{"alice", "cli"}, {"bob", "staff:alice"}, {"carol", "staff:bob"}, {"dave", "cli"}, {"erin", "staff:carol"}} {
 			if _, err := st.DB.CreateStaff(ctx, access.Staff{Username: a[0], Role: access.RoleAdmin, CreatedAt: time.Now(), CreatedBy: a[1]}, "x"); err != nil {
 				t.Fatal(err)
 			}
@@ -85,6 +85,9 @@ func TestFourEyesCreators(t *testing.T) {
 			{apiKey, "staff:carol", core.ErrLinkedApproval},
 			{"staff:bob", "staff:dave", nil},
 			{apiKey, "staff:dave", nil},
+			// The key's minter made the approving account: one person
+			// holds the key and chose the account's first password.
+			{apiKey, "staff:erin", core.ErrLinkedApproval},
 			{"staff:dave", "staff:carol", nil},
 		}
 		for i, tc := range tests {

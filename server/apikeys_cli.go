@@ -44,7 +44,7 @@ func revokeAPIKey(ctx context.Context, db *store.DB, id int64, by core.StaffActi
 }
 
 // cliActor is who the audit log names for changes made on the command line.
-var cliActor = core.StaffAction{Staff: "cli"}
+var cliActor = core.StaffAction{Staff: core.ActorCLI}
 
 const apiKeyUsage = "usage: seatflow apikey add --name NAME --scope SCOPE[,SCOPE...] | apikey list | apikey revoke ID"
 

@@ -83,7 +83,7 @@ func StaffAdd(ctx context.Context, db *store.DB, args []string, stdout io.Writer
 	if err != nil {
 		return fmt.Errorf("staff add: %w", err)
 	}
-	if err := db.AddAudit(ctx, core.AuditEntry{At: time.Now().UTC(), Staff: "cli", Action: core.AuditStaffAdd,
+	if err := db.AddAudit(ctx, core.AuditEntry{At: time.Now().UTC(), Staff: core.ActorCLI, Action: core.AuditStaffAdd,
 		Target: "staff:" + s.Username, Detail: map[string]any{"role": string(s.Role)}}); err != nil {
 		return fmt.Errorf("staff add: %w", err)
 	}
