@@ -246,8 +246,9 @@ func (cn *console) errorPages(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		// The client left (a login given up, a page closed): nobody reads
 		// the page, and it is no server fault. The request log records 499,
-		// as it does for the API.
-		if clientGone(c) || errors.Is(c.Request().Context().Err(), context.Canceled) {
+		// as statusOf does for the API. Only the cancellation itself: any
+		// other failure is still the server's, client gone or not.
+		if errors.Is(err, context.Canceled) {
 			return c.NoContent(statusClientClosed)
 		}
 		status := consoleStatus(err)
