@@ -8,7 +8,7 @@ import (
 	"unicode"
 )
 
-// textClass is a regexp character class of the runes CheckText refuses in
+// textClass is a regexp character class of the runes text.Check refuses in
 // form, plus the extra runes, as ranges of literal characters.
 func textClass(form text.Form, extra func(rune) bool) string {
 	var b strings.Builder
@@ -40,7 +40,7 @@ func textClass(form text.Form, extra func(rune) bool) string {
 	return b.String()
 }
 
-// The document's patterns for free text refuse exactly what CheckText
+// The document's patterns for free text refuse exactly what text.Check
 // refuses, so a client (and schemathesis) can tell valid text from
 // invalid_text before sending it.
 func TestOpenAPITextPatterns(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"seatflow/core/text"
 )
 
-func TestCheckText(t *testing.T) {
+func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		form     text.Form
@@ -59,7 +59,7 @@ func TestCheckText(t *testing.T) {
 			got, err := text.Check("name", tc.in, tc.form)
 			if tc.want != "" {
 				if err != nil || got != tc.want {
-					t.Fatalf("CheckText(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+					t.Fatalf("Check(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 				}
 				return
 			}
@@ -67,7 +67,7 @@ func TestCheckText(t *testing.T) {
 			var tr *text.Refusal
 			if !errors.As(err, &ce) || ce.Code != "invalid_text" || ce.Field != "name" || ce.Kind != core.KindInvalid ||
 				!strings.HasPrefix(ce.Message, "name: ") {
-				t.Fatalf("CheckText(%q) = %q, %v; want invalid_text naming the field", tc.in, got, err)
+				t.Fatalf("Check(%q) = %q, %v; want invalid_text naming the field", tc.in, got, err)
 			}
 			if !errors.As(err, &tr) || tr.Char != tc.refused {
 				t.Errorf("refusal %v, want it to name %s", err, text.CodePoint(tc.refused))
@@ -79,10 +79,10 @@ func TestCheckText(t *testing.T) {
 	}
 }
 
-// FuzzCheckText: whatever CheckText accepts is UTF-8 with no control,
+// FuzzCheck: whatever CheckText accepts is UTF-8 with no control,
 // bidi or invisible format character (line breaks and tabs in multi-line
 // text only), accepted again unchanged; what it refuses is invalid_text.
-func FuzzCheckText(f *testing.F) {
+func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"Gala", "A\r", "a\r\nb", "\u202e001", "\u2066x\u2069", "a\u200bb", "👩\u200d👧", "\xff", "a\u0085"} {
 		f.Add(s, false)
 		f.Add(s, true)
@@ -117,7 +117,7 @@ func FuzzCheckText(f *testing.F) {
 	})
 }
 
-// The show and plan checks and the API key name refuse through CheckText,
+// The show and plan checks and the API key name refuse through text.Check,
 // naming the field; the same show with clean text is accepted.
 func TestShowTextFields(t *testing.T) {
 	show := func(edit func(*core.NewShow)) core.NewShow {
