@@ -32,7 +32,7 @@ const totpCols = `staff_id, secret, key_id, created_at, confirmed_at, last_step,
 func (db *DB) SetTOTPKeys(k *access.TOTPKeys) { db.totpKeys = k }
 
 // totp opens the row's secret: one stored before secrets were sealed
-// (key_id '') is read as it is, until SealTOTPSecrets seals it.
+// (an empty key_id) is read as it is, until SealTOTPSecrets seals it.
 func (db *DB) totp(r totpRow) (access.TOTP, error) {
 	secret := r.Secret
 	if r.KeyID != "" {

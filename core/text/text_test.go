@@ -79,7 +79,7 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// FuzzCheck: whatever CheckText accepts is UTF-8 with no control,
+// FuzzCheck: whatever Check accepts is UTF-8 with no control,
 // bidi or invisible format character (line breaks and tabs in multi-line
 // text only), accepted again unchanged; what it refuses is invalid_text.
 func FuzzCheck(f *testing.F) {
