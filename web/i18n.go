@@ -410,6 +410,7 @@ var catalog = map[string]entry{
 	"ev.current_hop":       {"current hop", "当前跳数"},
 	"ev.reason":            {"reason", "原因"},
 	"ev.actor":             {"by", "操作者"},
+	"ev.via":               {"via", "经由"},
 	"ev.api_key":           {"API key", "API 密钥"},
 	"ev.note":              {"note", "备注"},
 	"ev.seats":             {"seats", "座位"},

@@ -63,6 +63,7 @@ func detailFields(currency string) []detailField {
 		{"current_hop", "ev.current_hop", plain},
 		{"reason", "ev.reason", reason},
 		{"actor", "ev.actor", actor},
+		{"via", "ev.via", actor},
 		{"note", "ev.note", plain},
 		{"seat_ids", "ev.seats", list},
 		{"released", "ev.released", plain},
