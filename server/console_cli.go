@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -89,4 +90,10 @@ func StaffAdd(ctx context.Context, db *store.DB, args []string, stdout io.Writer
 	}
 	_, err = fmt.Fprintf(stdout, "added %s (%s); password: %s\n", s.Username, s.Role, password)
 	return err
+}
+
+// cliStaff is the account a staff command names, typed in any case.
+func cliStaff(ctx context.Context, db *store.DB, typed string) (access.Staff, error) {
+	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(typed)))
+	return s, err
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -244,7 +243,7 @@ func StaffResetLink(ctx context.Context, db *store.DB, args []string, stdout io.
 	if len(args) != 1 {
 		return errors.New("usage: seatflow staff reset-link NAME")
 	}
-	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+	s, err := cliStaff(ctx, db, args[0])
 	if err != nil {
 		return fmt.Errorf("staff reset-link: %w", err)
 	}

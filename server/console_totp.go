@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -322,7 +321,7 @@ func StaffResetSecondFactor(ctx context.Context, db *store.DB, args []string, st
 	if len(args) != 1 {
 		return errors.New("usage: seatflow staff reset-2fa NAME")
 	}
-	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+	s, err := cliStaff(ctx, db, args[0])
 	if err != nil {
 		return fmt.Errorf("staff reset-2fa: %w", err)
 	}
@@ -345,7 +344,7 @@ func StaffUnlockSecondFactor(ctx context.Context, db *store.DB, args []string, s
 	if len(args) != 1 {
 		return errors.New("usage: seatflow staff unlock-2fa NAME")
 	}
-	s, _, err := db.StaffLogin(ctx, strings.ToLower(strings.TrimSpace(args[0])))
+	s, err := cliStaff(ctx, db, args[0])
 	if err != nil {
 		return fmt.Errorf("staff unlock-2fa: %w", err)
 	}
