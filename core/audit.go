@@ -5,8 +5,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"seatflow/core/access"
 	"time"
+
+	"seatflow/core/access"
 )
 
 // StaffAction is who asked for a staff change and from where. A change made

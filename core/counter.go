@@ -4,9 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"seatflow/core/text"
 	"strings"
 	"unicode/utf8"
+
+	"seatflow/core/text"
 )
 
 // Box-office (counter) sales. A clerk holds seats through the same

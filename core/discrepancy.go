@@ -3,10 +3,11 @@ package core
 import (
 	"context"
 	"fmt"
-	"seatflow/core/text"
 	"slices"
 	"strings"
 	"time"
+
+	"seatflow/core/text"
 )
 
 // A discrepancy (a payment that lost the race or did not match its order,

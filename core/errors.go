@@ -3,8 +3,9 @@ package core
 import (
 	"errors"
 	"fmt"
-	"seatflow/core/fault"
 	"strings"
+
+	"seatflow/core/fault"
 )
 
 // core's errors are fault's (core/fault), so packages core itself imports,

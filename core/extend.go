@@ -3,8 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
-	"seatflow/core/text"
 	"time"
+
+	"seatflow/core/text"
 )
 
 // DefaultMaxHold is the longest a hold may last in all, extensions included,

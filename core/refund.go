@@ -3,10 +3,11 @@ package core
 import (
 	"context"
 	"fmt"
-	"seatflow/core/text"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"seatflow/core/text"
 )
 
 // A refund is the one ending of a paid order: paid → refunded through the

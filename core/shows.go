@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"seatflow/core/text"
 	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"seatflow/core/text"
 )
 
 // ShowStatus says whether a show still sells seats.

@@ -4,9 +4,10 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"seatflow/core/access"
 	"strings"
 	"testing"
+
+	"seatflow/core/access"
 )
 
 // The API key page is for admins only; adding shows the key once (and it

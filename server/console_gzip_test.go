@@ -6,9 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"seatflow/core/access"
 	"strings"
 	"testing"
+
+	"seatflow/core/access"
 )
 
 // Pages, CSS and JS go out compressed to a browser that takes gzip; the

@@ -7,10 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"seatflow/core/access"
 	"strings"
 	"testing"
 	"time"
+
+	"seatflow/core/access"
 )
 
 // sseEvents reads a server-sent event stream into a channel, one string per

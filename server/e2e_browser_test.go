@@ -8,13 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"seatflow/core/access"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/crypto/bcrypt"
+
+	"seatflow/core/access"
 )
 
 // chromium finds Debian's Chromium. Without it the browser tests skip on a

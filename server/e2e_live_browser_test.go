@@ -5,13 +5,14 @@ import (
 	"net"
 	"net/http"
 	"regexp"
-	"seatflow/core/access"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"seatflow/core/access"
 )
 
 // watchFor makes the tab note the time (Date.now(), the machine's clock)

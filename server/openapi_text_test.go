@@ -2,10 +2,11 @@ package server
 
 import (
 	"encoding/json"
-	"seatflow/core/text"
 	"strings"
 	"testing"
 	"unicode"
+
+	"seatflow/core/text"
 )
 
 // textClass is a regexp character class of the runes text.Check refuses in

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"seatflow/core/access"
 	"strconv"
 	"strings"
 	"testing"
+
+	"seatflow/core/access"
 )
 
 // showBody is a create-show body with one seat; edit changes it before it

@@ -1,9 +1,10 @@
 package web
 
 import (
-	"seatflow/core/access"
 	"strconv"
 	"time"
+
+	"seatflow/core/access"
 )
 
 // Expiry-lag thresholds of the ops dashboard. A timeout message ends a hold

@@ -5,10 +5,11 @@ package web
 
 import (
 	"fmt"
-	"seatflow/core/access"
 	"strconv"
 	"strings"
 	"time"
+
+	"seatflow/core/access"
 )
 
 // Page is what every console page needs besides its own data.

@@ -6,12 +6,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"seatflow/core/fault"
-	"seatflow/core/text"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"seatflow/core/fault"
+	"seatflow/core/text"
 )
 
 // Scope is one right an API key can hold.

@@ -2,13 +2,14 @@ package access
 
 import (
 	"fmt"
-	"seatflow/core/fault"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/trustelem/zxcvbn"
 	"github.com/trustelem/zxcvbn/frequency"
+
+	"seatflow/core/fault"
 )
 
 // Password policy (OWASP ASVS 2.1): long rather than complex, never the

@@ -2,8 +2,9 @@ package access
 
 import (
 	"errors"
-	"seatflow/core/fault"
 	"testing"
+
+	"seatflow/core/fault"
 )
 
 func TestRoleCan(t *testing.T) {

@@ -4,12 +4,13 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/url"
-	"seatflow/core/fault"
 	"strings"
 	"time"
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
+
+	"seatflow/core/fault"
 )
 
 // An optional second factor for console accounts: time-based one-time

@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"seatflow/core/access"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"seatflow/core/access"
 )
 
 type staffRow struct {

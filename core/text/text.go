@@ -5,10 +5,11 @@ package text
 
 import (
 	"fmt"
-	"seatflow/core/fault"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"seatflow/core/fault"
 )
 
 // Form says what a free-text field may hold besides visible text.
