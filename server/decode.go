@@ -37,9 +37,20 @@ func readBody(c echo.Context) ([]byte, error) {
 // left as sent: text.Check refuses what it must not hold, naming the
 // field, rather than storing something else than the client sent.
 func decodeJSON(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(wholeNumbers(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && strings.HasPrefix(te.Value, "number ") {
+		// Only a number refused for its field pays for the rewrite: a
+		// whole one written as 841.0 decodes again, as an integer.
+		if whole := wholeNumbers(body); !bytes.Equal(whole, body) {
+			reflect.ValueOf(v).Elem().SetZero()
+			dec = json.NewDecoder(bytes.NewReader(whole))
+			dec.DisallowUnknownFields()
+			err = dec.Decode(v)
+		}
+	}
+	if err != nil {
 		return jsonError(err, v)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -60,9 +71,6 @@ func decodeJSON(body []byte, v any) error {
 // exponents are left alone: exact arithmetic on 1e999999999 would be a
 // way to make the server work hard.
 func wholeNumbers(body []byte) []byte {
-	if !bytes.ContainsAny(body, ".eE") {
-		return body
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
