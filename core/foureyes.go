@@ -57,20 +57,16 @@ func checkFourEyes(ctx context.Context, c Creators, requester, approver, what st
 	}
 	for _, r := range requesters {
 		for _, a := range approvers {
-			if r == a {
+			if r.actor() == a.actor() {
 				return &Error{Kind: KindForbidden, Code: ErrLinkedApproval.Code, Message: fmt.Sprintf(
 					"%s was asked for by %s and approved by %s, both held by %s: someone else must approve it",
-					what, requester, approver, r)}
+					what, requester, approver, r.actor())}
 			}
-			for _, p := range [][2]string{{a, r}, {r, a}} {
-				chain, err := creatorChain(ctx, c, p[0], p[1])
-				if err != nil {
-					return fmt.Errorf("four eyes on %s: %w", what, err)
-				}
-				if chain != nil {
+			for _, made := range []struct{ maker, made lineage }{{a, r}, {r, a}} {
+				if chain := made.made.madeBy(made.maker.actor()); chain != nil {
 					return &Error{Kind: KindForbidden, Code: ErrLinkedApproval.Code, Message: fmt.Sprintf(
 						"%s was asked for by %s and %s created %s: someone outside that pair must approve it",
-						what, requester, p[1], strings.Join(chain, ", which created "))}
+						what, requester, made.maker.actor(), strings.Join(chain, ", which created "))}
 				}
 			}
 		}
@@ -78,40 +74,54 @@ func checkFourEyes(ctx context.Context, c Creators, requester, approver, what st
 	return nil
 }
 
-// holders is who may act as actor: the actor, and for an API key also the
-// account that minted it, which holds its secret. Without that, a key would
-// launder its minter: a refund asked for through the key and approved by an
-// account the minter created links neither way by creation alone.
-func holders(ctx context.Context, c Creators, actor string) ([]string, error) {
-	if !strings.HasPrefix(actor, ActorAPIPrefix) {
-		return []string{actor}, nil
+// lineage is an actor and who made it, up the chain: its account's or
+// key's creator, that one's creator, and so on, read once per check.
+type lineage []string
+
+func (l lineage) actor() string { return l[0] }
+
+// madeBy returns the actors from maker's first creation down to l's actor
+// (maker excluded) when maker made it, directly or through accounts it
+// made; nil otherwise.
+func (l lineage) madeBy(maker string) []string {
+	i := slices.Index(l[1:], maker)
+	if i < 0 {
+		return nil
 	}
-	minter, err := c.ActorCreator(ctx, actor)
-	if err != nil || minter == "" || minter == ActorCLI {
-		return []string{actor}, err
-	}
-	return []string{actor, minter}, nil
+	chain := slices.Clone(l[:i+1])
+	slices.Reverse(chain)
+	return chain
 }
 
-// creatorChain returns the actors from maker's first creation down to
-// actor (maker excluded) when maker made actor, directly or through
-// accounts it made; nil otherwise.
-func creatorChain(ctx context.Context, c Creators, actor, maker string) ([]string, error) {
-	chain := []string{actor}
-	for cur := actor; len(chain) <= maxCreatorChain; {
-		by, err := c.ActorCreator(ctx, cur)
+// lineageOf walks actor's creators up to the first not recorded.
+func lineageOf(ctx context.Context, c Creators, actor string) (lineage, error) {
+	l := lineage{actor}
+	for len(l) <= maxCreatorChain {
+		by, err := c.ActorCreator(ctx, l[len(l)-1])
 		if err != nil {
 			return nil, err
 		}
-		if by == maker {
-			slices.Reverse(chain)
-			return chain, nil
+		if by == "" || slices.Contains(l, by) {
+			break
 		}
-		if by == "" {
-			return nil, nil
-		}
-		chain = append(chain, by)
-		cur = by
+		l = append(l, by)
 	}
-	return nil, nil
+	return l, nil
+}
+
+// holders is who may act as actor, each with its lineage: the actor, and
+// for an API key also the account that minted it, which holds its secret.
+// Without that, a key would launder its minter: a refund asked for through
+// the key and approved by an account the minter created links neither way
+// by creation alone.
+func holders(ctx context.Context, c Creators, actor string) ([]lineage, error) {
+	l, err := lineageOf(ctx, c, actor)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(actor, ActorAPIPrefix) || len(l) < 2 || l[1] == ActorCLI {
+		return []lineage{l}, nil
+	}
+	// The minter's lineage is the key's without the key.
+	return []lineage{l, l[1:]}, nil
 }
