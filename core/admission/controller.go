@@ -50,13 +50,13 @@ import (
 
 // Controller defaults (ControllerConfig zero values).
 const (
-	DefaultObjective   = 250 * time.Millisecond
-	DefaultMinRate     = 1.0
-	DefaultMaxRate     = 1000.0
-	DefaultInitialRate = 20.0
-	DefaultIncrease    = 20.0
-	DefaultDecrease    = 0.5
-	DefaultCooldown    = DefaultLatencySpan
+	DefaultPlaceObjective = 250 * time.Millisecond
+	DefaultMinRate        = 1.0
+	DefaultMaxRate        = 1000.0
+	DefaultInitialRate    = 20.0
+	DefaultIncrease       = 20.0
+	DefaultDecrease       = 0.5
+	DefaultCooldown       = DefaultLatencySpan
 )
 
 // The reasons a controller gives for its last tick.
@@ -114,7 +114,7 @@ type Controller struct {
 // and MaxRate is raised to MinRate if below it.
 func NewController(cfg ControllerConfig) *Controller {
 	if cfg.Objective <= 0 {
-		cfg.Objective = DefaultObjective
+		cfg.Objective = DefaultPlaceObjective
 	}
 	if cfg.MinRate <= 0 {
 		cfg.MinRate = DefaultMinRate
