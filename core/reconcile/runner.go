@@ -51,9 +51,12 @@ var ErrRunNotFound = &core.Error{Kind: core.KindNotFound, Code: "reconcile_run_n
 
 // Deps are what a Reconciler works on. Clock, Logger and Metrics may be nil.
 type Deps struct {
-	Engine  *core.Engine
-	DB      *store.DB
-	Seats   SeatStore
+	Engine *core.Engine
+	DB     *store.DB
+	Seats  SeatStore
+	// Queues, when set, loses a show's waiting room with its seat keys
+	// (retention).
+	Queues  QueueStore
 	Clock   core.Clock
 	Logger  *slog.Logger
 	Metrics prometheus.Registerer
