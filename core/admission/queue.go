@@ -117,6 +117,10 @@ type Store interface {
 	Entries(ctx context.Context, show int64) ([]Entry, []int64, error)
 	// Shows lists the shows whose queue is enabled.
 	Shows(ctx context.Context) ([]int64, error)
+	// Delete removes everything of a show's queue, as retention removes
+	// its seat keys once the show is over; deleting what is gone already
+	// is not an error.
+	Delete(ctx context.Context, show int64) error
 }
 
 // ErrNoQueue: the show has no enabled queue.
