@@ -137,6 +137,12 @@ func TestMetricsExistAtStart(t *testing.T) {
 		{"seatflow_http_request_duration_seconds", labelSets(map[string][]string{"route": routes}), false},
 		{"seatflow_http_requests_total", errorSeries, false},
 		{"seatflow_store_down", labelSets(map[string][]string{"store": {"database", "seat_store", "delay_queue"}}), false},
+		{"seatflow_shed_total", labelSets(map[string][]string{"reason": {shedConcurrency, shedConnections}}), false},
+		{"seatflow_api_inflight", []map[string]string{{}}, false},
+		// The scrape itself is an open connection: only present.
+		{"seatflow_open_connections", []map[string]string{{}}, true},
+		{"seatflow_api_inflight_limit", []map[string]string{{}}, true},
+		{"seatflow_connections_limit", []map[string]string{{}}, true},
 	} {
 		t.Run(c.family, func(t *testing.T) {
 			mf := mfs[c.family]
