@@ -1,0 +1,66 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"seatflow/core/admission"
+)
+
+// QueueConfig are the SEATFLOW_QUEUE_* settings of the waiting rooms
+// (core/admission/room.go).
+type QueueConfig struct {
+	// Tick (SEATFLOW_QUEUE_TICK, default 250ms): how often each instance
+	// steps every enabled queue (draw, controller, head).
+	Tick time.Duration
+	// Objective (SEATFLOW_QUEUE_OBJECTIVE, default 250ms): the placement
+	// p99 the admission controller holds the engine to.
+	Objective time.Duration
+	// MinRate, MaxRate, InitialRate (SEATFLOW_QUEUE_MIN_RATE, default 5;
+	// _MAX_RATE, default 2000; _INITIAL_RATE, default 50): admissions a
+	// second per show and instance.
+	MinRate, MaxRate, InitialRate int
+	// Window (SEATFLOW_QUEUE_WINDOW, default 10m): how long an admitted
+	// buyer may place when a queue does not set its own.
+	Window time.Duration
+}
+
+// maxQueueRate bounds the rate settings: far past what one instance places.
+const maxQueueRate = 1_000_000
+
+// queue reads the SEATFLOW_QUEUE_* settings.
+func (p *envParser) queue() QueueConfig {
+	q := QueueConfig{
+		Tick:        p.positiveDuration("SEATFLOW_QUEUE_TICK", 250*time.Millisecond),
+		Objective:   p.positiveDuration("SEATFLOW_QUEUE_OBJECTIVE", 250*time.Millisecond),
+		MinRate:     p.positiveInt("SEATFLOW_QUEUE_MIN_RATE", 5),
+		MaxRate:     p.positiveInt("SEATFLOW_QUEUE_MAX_RATE", 2000),
+		InitialRate: p.positiveInt("SEATFLOW_QUEUE_INITIAL_RATE", 50),
+		Window:      p.positiveDuration("SEATFLOW_QUEUE_WINDOW", admission.DefaultWindow),
+	}
+	switch {
+	case q.MaxRate > maxQueueRate:
+		p.fail("SEATFLOW_QUEUE_MAX_RATE", p.getenv("SEATFLOW_QUEUE_MAX_RATE"), fmt.Sprintf("want at most %d", maxQueueRate))
+	case q.MinRate > q.MaxRate:
+		p.fail("SEATFLOW_QUEUE_MIN_RATE", p.getenv("SEATFLOW_QUEUE_MIN_RATE"), "must not be above SEATFLOW_QUEUE_MAX_RATE")
+	case q.InitialRate < q.MinRate || q.InitialRate > q.MaxRate:
+		p.fail("SEATFLOW_QUEUE_INITIAL_RATE", p.getenv("SEATFLOW_QUEUE_INITIAL_RATE"),
+			"must be from SEATFLOW_QUEUE_MIN_RATE to SEATFLOW_QUEUE_MAX_RATE")
+	case q.Window > maxQueueWindow:
+		p.fail("SEATFLOW_QUEUE_WINDOW", p.getenv("SEATFLOW_QUEUE_WINDOW"), "want at most 24h")
+	}
+	return q
+}
+
+// maxQueueWindow bounds an admission window, here and in the API.
+const maxQueueWindow = 24 * time.Hour
+
+// queueConfig is c.Queue, or the defaults for a Config built in code
+// without one (LoadConfig always sets it).
+func (c Config) queueConfig() QueueConfig {
+	if c.Queue == (QueueConfig{}) {
+		p := envParser{getenv: func(string) string { return "" }}
+		return p.queue()
+	}
+	return c.Queue
+}
