@@ -57,13 +57,13 @@ type queueJSON struct {
 }
 
 type controllerJSON struct {
-	Rate         int64  `json:"rate"` // admissions a second, the output
-	PlaceP99MS   int64  `json:"place_p99_ms"`
-	Backlog      int64  `json:"backlog"`
-	BacklogBound int64  `json:"backlog_bound"`
-	Shedding     bool   `json:"shedding"`
-	Reason       string `json:"reason"`
-	At           string `json:"at"`
+	Rate         float64 `json:"rate"` // admissions a second, the output
+	PlaceP99MS   int64   `json:"place_p99_ms"`
+	Backlog      int64   `json:"backlog"`
+	BacklogBound int64   `json:"backlog_bound"`
+	Shedding     bool    `json:"shedding"`
+	Reason       string  `json:"reason"`
+	At           string  `json:"at"`
 }
 
 type queueViewJSON struct {

@@ -16,8 +16,8 @@ type QueueConfig struct {
 	// Objective (SEATFLOW_QUEUE_OBJECTIVE, default 250ms): the placement
 	// p99 the admission controller holds the engine to.
 	Objective time.Duration
-	// MinRate, MaxRate, InitialRate (SEATFLOW_QUEUE_MIN_RATE, default 5;
-	// _MAX_RATE, default 2000; _INITIAL_RATE, default 50): admissions a
+	// MinRate, MaxRate, InitialRate (SEATFLOW_QUEUE_MIN_RATE, default 1;
+	// _MAX_RATE, default 1000; _INITIAL_RATE, default 20): admissions a
 	// second per show and instance.
 	MinRate, MaxRate, InitialRate int
 	// Window (SEATFLOW_QUEUE_WINDOW, default 10m): how long an admitted
@@ -33,9 +33,9 @@ func (p *envParser) queue() QueueConfig {
 	q := QueueConfig{
 		Tick:        p.positiveDuration("SEATFLOW_QUEUE_TICK", 250*time.Millisecond),
 		Objective:   p.positiveDuration("SEATFLOW_QUEUE_OBJECTIVE", 250*time.Millisecond),
-		MinRate:     p.positiveInt("SEATFLOW_QUEUE_MIN_RATE", 5),
-		MaxRate:     p.positiveInt("SEATFLOW_QUEUE_MAX_RATE", 2000),
-		InitialRate: p.positiveInt("SEATFLOW_QUEUE_INITIAL_RATE", 50),
+		MinRate:     p.positiveInt("SEATFLOW_QUEUE_MIN_RATE", int(admission.DefaultMinRate)),
+		MaxRate:     p.positiveInt("SEATFLOW_QUEUE_MAX_RATE", int(admission.DefaultMaxRate)),
+		InitialRate: p.positiveInt("SEATFLOW_QUEUE_INITIAL_RATE", int(admission.DefaultInitialRate)),
 		Window:      p.positiveDuration("SEATFLOW_QUEUE_WINDOW", admission.DefaultWindow),
 	}
 	switch {

@@ -45,9 +45,9 @@ import (
 // LatencyWindow. MinRate 1/s keeps the queue moving; MaxRate 1000/s is
 // above what one instance was measured to place.
 
-// Controller defaults (ControllerConfig zero values).
+// Controller defaults (ControllerConfig zero values); the Objective's is
+// the limiter's DefaultObjective (limiter.go), the one placement p99.
 const (
-	DefaultObjective   = 250 * time.Millisecond
 	DefaultMinRate     = 1.0
 	DefaultMaxRate     = 1000.0
 	DefaultInitialRate = 20.0

@@ -122,7 +122,7 @@ func (s Snapshot) EstimatedWait(position int64) time.Duration {
 	if s.Controller.Rate <= 0 {
 		return -1
 	}
-	return time.Duration(float64(ahead) / float64(s.Controller.Rate) * float64(time.Second))
+	return time.Duration(float64(ahead) / s.Controller.Rate * float64(time.Second))
 }
 
 type roomMetrics struct {
@@ -155,7 +155,7 @@ func NewRoom(store Store, keys *Keys, cfg RoomConfig, sig Signals, reg prometheu
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Room{store: store, keys: keys, cfg: cfg, sig: sig, latency: &LatencyWindow{}, logger: logger,
+	return &Room{store: store, keys: keys, cfg: cfg, sig: sig, latency: NewLatencyWindow(0, nil), logger: logger,
 		m: newRoomMetrics(reg), shows: map[int64]*roomShow{}}
 }
 
@@ -274,10 +274,7 @@ func (r *Room) noQueue(err error) error {
 // view is the buyer's standing: its position, and once the head passed it
 // the admission, valid for the window from the moment first seen admitted.
 func (r *Room) view(ctx context.Context, st Status, t Ticket, now time.Time) (View, error) {
-	ticket, err := r.keys.SignTicket(t)
-	if err != nil {
-		return View{}, err
-	}
+	ticket := r.keys.SignTicket(t)
 	// Pre-queue entries are exactly Seq 1..PreJoined (queue.go).
 	pos, err := r.store.Position(ctx, Entry{Show: t.Show, User: t.User, Seq: t.Seq, Pre: t.Seq <= st.PreJoined})
 	if err != nil {
@@ -299,9 +296,7 @@ func (r *Room) view(ctx context.Context, st Status, t Ticket, now time.Time) (Vi
 		return v, nil
 	}
 	v.State = StateAdmitted
-	if v.Admission, err = r.keys.SignAdmission(Grant{Show: t.Show, User: t.User, Seq: t.Seq, Until: v.AdmittedUntil}); err != nil {
-		return View{}, err
-	}
+	v.Admission = r.keys.SignAdmission(Grant{Show: t.Show, User: t.User, Seq: t.Seq, Until: v.AdmittedUntil})
 	return v, nil
 }
 
@@ -415,7 +410,7 @@ func (r *Room) Step(ctx context.Context, now time.Time) error {
 		}
 	}
 	r.mu.Lock()
-	var rate int64
+	var rate float64
 	for show, rs := range r.shows {
 		if !enabled[show] {
 			delete(r.shows, show)
@@ -424,7 +419,7 @@ func (r *Room) Step(ctx context.Context, now time.Time) error {
 		rate += rs.snap.Controller.Rate
 	}
 	r.mu.Unlock()
-	r.m.rate.Set(float64(rate))
+	r.m.rate.Set(rate)
 	r.m.p99.Set(r.latency.P99().Seconds())
 	return errors.Join(errs...)
 }
@@ -456,6 +451,9 @@ func (r *Room) stepShow(ctx context.Context, show int64, now time.Time) error {
 
 	overloaded := r.overloaded()
 	sig := Signal{PlaceP99: r.latency.P99(), Shedding: overloaded, Waiting: max(st.Joined-st.Admitted, 0)}
+	if st.PreJoined > 0 && !st.Shuffled {
+		sig.Waiting = 0 // nobody can be admitted before the draw
+	}
 	if r.sig.Backlog != nil {
 		sig.Backlog, sig.BacklogBound = r.sig.Backlog()
 	}
