@@ -20,6 +20,10 @@ type QueueConfig struct {
 	// _MAX_RATE, default 1000; _INITIAL_RATE, default 20): admissions a
 	// second per show and instance.
 	MinRate, MaxRate, InitialRate int
+	// BacklogBound (SEATFLOW_QUEUE_BACKLOG_BOUND, default 10; 0: none):
+	// expiries later than the delay slack plus a second, within 10 s, past
+	// which admissions slow down (queue_signals.go).
+	BacklogBound int
 	// Window (SEATFLOW_QUEUE_WINDOW, default 10m): how long an admitted
 	// buyer may place when a queue does not set its own.
 	Window time.Duration
@@ -38,6 +42,7 @@ func (p *envParser) queue() QueueConfig {
 		InitialRate: p.positiveInt("SEATFLOW_QUEUE_INITIAL_RATE", int(admission.DefaultInitialRate)),
 		Window:      p.positiveDuration("SEATFLOW_QUEUE_WINDOW", admission.DefaultWindow),
 	}
+	q.BacklogBound = p.nonNegativeInt("SEATFLOW_QUEUE_BACKLOG_BOUND", 10)
 	switch {
 	case q.MaxRate > maxQueueRate:
 		p.fail("SEATFLOW_QUEUE_MAX_RATE", p.getenv("SEATFLOW_QUEUE_MAX_RATE"), fmt.Sprintf("want at most %d", maxQueueRate))
@@ -58,9 +63,18 @@ const maxQueueWindow = 24 * time.Hour
 // queueConfig is c.Queue, or the defaults for a Config built in code
 // without one (LoadConfig always sets it).
 func (c Config) queueConfig() QueueConfig {
-	if c.Queue == (QueueConfig{}) {
+	if c.Queue.Tick == 0 {
 		p := envParser{getenv: func(string) string { return "" }}
 		return p.queue()
 	}
 	return c.Queue
+}
+
+// admissionKeys is the ring that signs queue tickets and admissions.
+func admissionKeys(cfg Config) (*admission.Keys, error) {
+	key, err := admission.ParseKey(admission.NewKey())
+	if err != nil {
+		return nil, err
+	}
+	return admission.NewKeys(key)
 }
