@@ -442,7 +442,8 @@ func (r *Room) stepShow(ctx context.Context, show int64, now time.Time) error {
 	}
 	r.mu.Lock()
 	rs := r.showLocked(show)
-	dt := r.cfg.Tick
+	// The first step of a show on this instance only starts its clock.
+	var dt time.Duration
 	if !rs.last.IsZero() && now.After(rs.last) {
 		dt = now.Sub(rs.last)
 	}
