@@ -24,6 +24,17 @@ func mustKeys(t testing.TB, current []byte, previous ...[]byte) *Keys {
 	return k
 }
 
+// relabel returns the token with its kind byte set to kind.
+func relabel(t *testing.T, tok string, kind byte) string {
+	t.Helper()
+	b, err := enc.DecodeString(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[0] = kind
+	return enc.EncodeToString(b)
+}
+
 // flip returns the token with one bit of its decoded byte i flipped.
 func flip(t *testing.T, tok string, i int) string {
 	t.Helper()
@@ -154,7 +165,9 @@ func TestTokenRefused(t *testing.T) {
 		{"expired", cur, adm, 7, 42, grant.Until, false, ErrTokenExpired},
 		{"a ticket as an admission", cur, tick, 7, 42, now, false, ErrTokenKind},
 		{"an admission as a ticket", cur, adm, 0, 0, now, true, ErrTokenKind},
-		{"kind byte changed", cur, flip(t, tick, 0), 7, 42, now, false, ErrTokenMalformed},
+		{"a ticket relabelled as an admission", cur, relabel(t, cur.SignTicket(Ticket{Show: 7, User: 42, Seq: 300}), kindAdmission), 7, 42, now, false, ErrTokenSignature},
+		{"an admission relabelled as a ticket", cur, relabel(t, adm, kindTicket), 0, 0, now, true, ErrTokenSignature},
+		{"unknown kind", cur, flip(t, tick, 0), 7, 42, now, false, ErrTokenMalformed},
 		{"empty", cur, "", 7, 42, now, false, ErrTokenMalformed},
 		{"not base64", cur, adm[:10] + "*" + adm[11:], 7, 42, now, false, ErrTokenMalformed},
 		{"padded", cur, adm + "=", 7, 42, now, false, ErrTokenMalformed},
