@@ -238,11 +238,14 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 // the seat store's Redis otherwise (every instance shares the queue), with
 // the admission keys of the configuration.
 func (a *App) openRoom(cfg Config, logger *slog.Logger) error {
-	keys, err := admissionKeys(cfg)
+	keys, err := cfg.AdmissionKeys()
 	if err != nil {
-		return err
+		return fmt.Errorf("SEATFLOW_ADMISSION_KEY: %w", err)
 	}
 	var store admission.Store = admission.NewMemory()
+	if a.redis != nil {
+		store = admission.NewRedis(a.redis)
+	}
 	q := cfg.queueConfig()
 	backlog := newExpiryBacklog(a.metrics.CancelLateness, cfg.Engine.Delay.Slack, int64(q.BacklogBound))
 	a.room = admission.NewRoom(store, keys, admission.RoomConfig{Tick: q.Tick, Controller: admission.ControllerConfig{

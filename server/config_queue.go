@@ -69,12 +69,3 @@ func (c Config) queueConfig() QueueConfig {
 	}
 	return c.Queue
 }
-
-// admissionKeys is the ring that signs queue tickets and admissions.
-func admissionKeys(cfg Config) (*admission.Keys, error) {
-	key, err := admission.ParseKey(admission.NewKey())
-	if err != nil {
-		return nil, err
-	}
-	return admission.NewKeys(key)
-}
