@@ -39,6 +39,9 @@ type App struct {
 	queue      core.DelayQueue
 	metrics    *core.Metrics
 	room       *admission.Room // the waiting rooms; their Store is the seat store's
+	// overloaded says whether the API sheds work now (the limiter): mode
+	// overload engages a queue only then. nil: never.
+	overloaded func() bool
 	Reconciler *reconcile.Reconciler
 	Refunds    *core.Refunds
 	registry   *prometheus.Registry
@@ -92,10 +95,11 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
 		logger.WarnContext(ctx, "waiting room step", "err", err)
 	}
-	a.roomDone = make(chan struct{})
+	room, roomDone := a.room, make(chan struct{})
+	a.roomDone = roomDone
 	go func() {
-		defer close(a.roomDone)
-		a.room.Run(rctx)
+		defer close(roomDone)
+		room.Run(rctx)
 	}()
 	if a.relay != nil {
 		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
@@ -250,7 +254,8 @@ func (a *App) openRoom(cfg Config, logger *slog.Logger) error {
 	backlog := newExpiryBacklog(a.metrics.CancelLateness, cfg.Engine.Delay.Slack, int64(q.BacklogBound))
 	a.room = admission.NewRoom(store, keys, admission.RoomConfig{Tick: q.Tick, Controller: admission.ControllerConfig{
 		Objective: q.Objective, MinRate: float64(q.MinRate), MaxRate: float64(q.MaxRate), InitialRate: float64(q.InitialRate)}},
-		admission.Signals{Backlog: backlog.Backlog}, a.registry, logger)
+		admission.Signals{Backlog: backlog.Backlog, Overloaded: func() bool { return a.overloaded != nil && a.overloaded() }},
+		a.registry, logger)
 	return nil
 }
 
