@@ -90,17 +90,6 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
 	a.pruningDone = a.Reconciler.StartPruning(rctx, cfg.retentionPolicy())
-	// One step before serving: which shows need an admission is known
-	// before the first order arrives (Room.Required).
-	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
-		logger.WarnContext(ctx, "waiting room step", "err", err)
-	}
-	room, roomDone := a.room, make(chan struct{})
-	a.roomDone = roomDone
-	go func() {
-		defer close(roomDone)
-		room.Run(rctx)
-	}()
 	if a.relay != nil {
 		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
 			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
@@ -126,6 +115,19 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
 		Refunds: a.Refunds, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
+	// The waiting rooms read the API's limiter: mode overload engages a
+	// queue only while it sheds. One step before serving: which shows need
+	// an admission is known before the first order arrives (Room.Required).
+	a.overloaded = (&overloadSignal{limiter: a.Handler.overload.limiter, now: time.Now}).Overloaded
+	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
+		logger.WarnContext(ctx, "waiting room step", "err", err)
+	}
+	room, roomDone := a.room, make(chan struct{})
+	a.roomDone = roomDone
+	go func() {
+		defer close(roomDone)
+		room.Run(rctx)
+	}()
 	// Live seat-map streams never finish on their own: end them when the
 	// shutdown starts, or it would wait for them until its timeout.
 	a.http.RegisterOnShutdown(a.hub.Close)
@@ -384,7 +386,9 @@ func (a *App) Close() error {
 		a.stopReconcile()
 		<-a.reconcileDone
 		<-a.pruningDone
-		<-a.roomDone
+		if a.roomDone != nil {
+			<-a.roomDone
+		}
 	}
 	if a.stopHealth != nil {
 		a.stopHealth()
