@@ -33,12 +33,12 @@ type App struct {
 	engine  *core.Engine
 	Handler *Server
 
-	hub        *SeatHub
-	seats      seats.Interface       // in process with SEATFLOW_REDIS=embedded
-	redis      redis.UniversalClient // nil with the embedded seat store
-	queue      core.DelayQueue
-	metrics    *core.Metrics
-	room       *admission.Room // the waiting rooms; their Store is the seat store's
+	hub     *SeatHub
+	seats   seats.Interface       // in process with SEATFLOW_REDIS=embedded
+	redis   redis.UniversalClient // nil with the embedded seat store
+	queue   core.DelayQueue
+	metrics *core.Metrics
+	room    *admission.Room // the waiting rooms; their Store is the seat store's
 	// overloaded says whether the API sheds work now (the limiter): mode
 	// overload engages a queue only then. nil: never.
 	overloaded func() bool
