@@ -222,16 +222,17 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if err != nil {
 		return nil, err
 	}
-	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats,
+	// Retention deletes a show's waiting room with its seat keys.
+	if err = a.openRoom(cfg, logger); err != nil {
+		return nil, err
+	}
+	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats, Queues: a.room.Store(),
 		Clock: a.clock, Logger: logger, Metrics: a.registry},
 		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
 	if a.Refunds, err = core.NewRefunds(a.engine, a.DB, cfg.RefundApprovalCents); err != nil {
-		return nil, err
-	}
-	if err = a.openRoom(cfg, logger); err != nil {
 		return nil, err
 	}
 
