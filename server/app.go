@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
+	"seatflow/core/admission"
 	"seatflow/core/delay/dbqueue"
 	"seatflow/core/delay/rocketmq"
 	"seatflow/core/reconcile"
@@ -32,10 +33,15 @@ type App struct {
 	engine  *core.Engine
 	Handler *Server
 
-	hub        *SeatHub
-	seats      seats.Interface       // in process with SEATFLOW_REDIS=embedded
-	redis      redis.UniversalClient // nil with the embedded seat store
-	queue      core.DelayQueue
+	hub     *SeatHub
+	seats   seats.Interface       // in process with SEATFLOW_REDIS=embedded
+	redis   redis.UniversalClient // nil with the embedded seat store
+	queue   core.DelayQueue
+	metrics *core.Metrics
+	room    *admission.Room // the waiting rooms; their Store is the seat store's
+	// overloaded says whether the API sheds work now (the limiter): mode
+	// overload engages a queue only then. nil: never.
+	overloaded func() bool
 	Reconciler *reconcile.Reconciler
 	Refunds    *core.Refunds
 	registry   *prometheus.Registry
@@ -45,6 +51,7 @@ type App struct {
 	stopReconcile context.CancelFunc
 	reconcileDone <-chan struct{}
 	pruningDone   <-chan struct{} // the retention job; stopped by stopReconcile too
+	roomDone      chan struct{}   // the admission loop; stopped by stopReconcile too
 
 	relay      *RedisRelay // nil with the embedded seat store: one process, no one to relay to
 	clock      core.Clock
@@ -107,7 +114,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	}()
 
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
-		Refunds: a.Refunds, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
+		Refunds: a.Refunds, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
 	nofile, err := descriptorLimit()
 	if err != nil {
@@ -119,6 +126,19 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	}
 	a.conns = newConnLimit(maxConns, a.Handler.overload.shed.WithLabelValues(shedConnections), a.registry)
 	a.http.ConnState = a.conns.track
+	// The waiting rooms read the API's limiter: mode overload engages a
+	// queue only while it sheds. One step before serving: which shows need
+	// an admission is known before the first order arrives (Room.Required).
+	a.overloaded = (&overloadSignal{limiter: a.Handler.overload.limiter, now: time.Now}).Overloaded
+	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
+		logger.WarnContext(ctx, "waiting room step", "err", err)
+	}
+	room, roomDone := a.room, make(chan struct{})
+	a.roomDone = roomDone
+	go func() {
+		defer close(roomDone)
+		room.Run(rctx)
+	}()
 	// Live seat-map streams never finish on their own: end them when the
 	// shutdown starts, or it would wait for them until its timeout.
 	a.http.RegisterOnShutdown(a.hub.Close)
@@ -163,6 +183,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	// The queues count their dead letters, so the metrics come first.
 	a.registry = prometheus.NewRegistry()
 	metrics := core.NewMetrics(a.registry)
+	a.metrics = metrics
 	if a.queue, err = openQueue(ctx, cfg, a.DB, logger, metrics.TimeoutDeadLetters); err != nil {
 		return nil, err
 	}
@@ -201,7 +222,11 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if err != nil {
 		return nil, err
 	}
-	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats,
+	// Retention deletes a show's waiting room with its seat keys.
+	if err = a.openRoom(cfg, logger); err != nil {
+		return nil, err
+	}
+	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats, Queues: a.room.Store(),
 		Clock: a.clock, Logger: logger, Metrics: a.registry},
 		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
 	if err != nil {
@@ -226,6 +251,30 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	}
 	return a, nil
 }
+
+// openRoom builds the waiting rooms: in process on the embedded stack, in
+// the seat store's Redis otherwise (every instance shares the queue), with
+// the admission keys of the configuration.
+func (a *App) openRoom(cfg Config, logger *slog.Logger) error {
+	keys, err := cfg.AdmissionKeys()
+	if err != nil {
+		return fmt.Errorf("SEATFLOW_ADMISSION_KEY: %w", err)
+	}
+	var store admission.Store = admission.NewMemory()
+	if a.redis != nil {
+		store = admission.NewRedis(a.redis)
+	}
+	q := cfg.queueConfig()
+	backlog := newExpiryBacklog(a.metrics.CancelLateness, cfg.Engine.Delay.Slack, int64(q.BacklogBound))
+	a.room = admission.NewRoom(store, keys, admission.RoomConfig{Tick: q.Tick, Controller: admission.ControllerConfig{
+		Objective: q.Objective, MinRate: float64(q.MinRate), MaxRate: float64(q.MaxRate), InitialRate: float64(q.InitialRate)}},
+		admission.Signals{Backlog: backlog.Backlog, Overloaded: func() bool { return a.overloaded != nil && a.overloaded() }},
+		a.registry, logger)
+	return nil
+}
+
+// Room is the App's waiting rooms, for one-shot commands and tests.
+func (a *App) Room() *admission.Room { return a.room }
 
 // probeStores returns the names of the backing stores that do not answer.
 func (a *App) probeStores(ctx context.Context) []string {
@@ -354,6 +403,9 @@ func (a *App) Close() error {
 		a.stopReconcile()
 		<-a.reconcileDone
 		<-a.pruningDone
+		if a.roomDone != nil {
+			<-a.roomDone
+		}
 	}
 	if a.stopHealth != nil {
 		a.stopHealth()

@@ -143,6 +143,11 @@ func TestMetricsExistAtStart(t *testing.T) {
 		{"seatflow_open_connections", []map[string]string{{}}, true},
 		{"seatflow_api_inflight_limit", []map[string]string{{}}, true},
 		{"seatflow_connections_limit", []map[string]string{{}}, true},
+		{"seatflow_queue_joins_total", []map[string]string{{}}, false},
+		{"seatflow_queue_polls_total", []map[string]string{{}}, false},
+		{"seatflow_queue_admissions_total", []map[string]string{{}}, false},
+		{"seatflow_queue_admission_rate", []map[string]string{{}}, false},
+		{"seatflow_queue_placement_p99_seconds", []map[string]string{{}}, false},
 	} {
 		t.Run(c.family, func(t *testing.T) {
 			mf := mfs[c.family]

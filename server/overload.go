@@ -110,10 +110,14 @@ func (o *overload) count(next echo.HandlerFunc) echo.HandlerFunc {
 
 // laneRoute says whether a request belongs to the lane that is never
 // shed, by concurrency or by connections: probes, metrics, the contract,
-// the payment callback and the staff console.
+// the payment callback, the waiting rooms and the staff console.
 func laneRoute(path string) bool {
 	switch path {
 	case "/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/api/v1/payments/callback":
+		return true
+	}
+	if strings.HasPrefix(path, "/api/v1/queue/") || // the waiting room's polls and joins
+		strings.HasPrefix(path, "/api/v1/shows/") && strings.HasSuffix(path, "/queue") {
 		return true
 	}
 	return path == web.Prefix || strings.HasPrefix(path, web.Prefix+"/")

@@ -61,6 +61,19 @@ func (s *Server) routes() {
 	// HMAC signature alone (api_payments.go).
 	api.POST("/payments/callback", s.handlePaymentCallback, s.overload.count,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout))
+	if s.room != nil { // servers built without one (handler tests) have no queue routes
+		// Never shed (no s.overload.limit): joins and polls must answer in
+		// a rush, and an operator must be able to pause one.
+		queueMW := []echo.MiddlewareFunc{auth, s.abuse.middleware,
+			middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
+		api.PUT("/shows/:id/queue", s.handlePutQueue, queueMW...)
+		api.GET("/shows/:id/queue", s.handleGetQueue, queueMW...)
+		api.POST("/shows/:id/queue", s.handleJoinQueue, queueMW...)
+		// A ticket is a signed bearer secret: no key, no abuse limit (a
+		// forged one costs a signature check), no store before it is
+		// verified (api_queue.go).
+		api.GET("/queue/:ticket", s.handlePollQueue, deadline(s.cfg.RequestTimeout))
+	}
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes
 		api.GET("/reconcile/runs", s.handleReconcileRuns, mw...)

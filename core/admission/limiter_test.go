@@ -170,9 +170,9 @@ func TestLimiterP99(t *testing.T) {
 		{"none yet", nil, 0},
 		{"one", []time.Duration{fast}, fast},
 		{"one slow in a hundred is the p100, not the p99",
-			append(repeat(fast, 99), slow), fast},
-		{"two slow in a hundred", append(repeat(fast, 98), slow, slow), slow},
-		{"old slow ones leave the window", append([]time.Duration{slow, slow, slow}, repeat(fast, limiterWindow)...), fast},
+			append(latencies(fast, 99), slow), fast},
+		{"two slow in a hundred", append(latencies(fast, 98), slow, slow), slow},
+		{"old slow ones leave the window", append([]time.Duration{slow, slow, slow}, latencies(fast, limiterWindow)...), fast},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := NewLimiter(LimiterConfig{Max: 1000, Min: 1000})
@@ -190,7 +190,7 @@ func TestLimiterP99(t *testing.T) {
 	}
 }
 
-func repeat(d time.Duration, n int) []time.Duration {
+func latencies(d time.Duration, n int) []time.Duration {
 	out := make([]time.Duration, n)
 	for i := range out {
 		out[i] = d
