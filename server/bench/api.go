@@ -47,8 +47,8 @@ type apiError struct {
 	// RetryAfter is the answer's Retry-After (503, 429), 0 when absent.
 	RetryAfter time.Duration
 	Code       string   `json:"code"`
-	Msg    string   `json:"message"`
-	Seats  []string `json:"seats"`
+	Msg        string   `json:"message"`
+	Seats      []string `json:"seats"`
 }
 
 func (e *apiError) Error() string {

@@ -64,7 +64,7 @@ type Options struct {
 	// buyers' connections (0: one per buyer); Queue is off, on or both;
 	// Joins is the queue's joins phase.
 	Buyers, BaselineBuyers, RushSeats, Conns, Joins int
-	Queue                                         string
+	Queue                                           string
 	// CPUProfile is where the server's CPU profile over place and pay goes
 	// (--cpu-profile, profile.go), taken for ProfileTime; empty: none.
 	CPUProfile  string
