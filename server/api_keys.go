@@ -17,7 +17,8 @@ import (
 // routeScopes is the scope each /api/v1 route needs, keyed by method and
 // echo route path. A route missing here is refused to every key (and fails
 // TestEveryAPIRouteHasAScope); the payment callback is not here because it
-// is authenticated by its signature, not by a key.
+// is authenticated by its signature, not by a key, nor the queue poll,
+// whose signed ticket is its credential.
 var routeScopes = map[string]access.Scope{
 	"GET /api/v1/shows":                    access.ScopeOrdersRead,
 	"GET /api/v1/shows/:id":                access.ScopeOrdersRead,
@@ -27,6 +28,9 @@ var routeScopes = map[string]access.Scope{
 	"POST /api/v1/shows/:id/blocks":        access.ScopeShowsWrite,
 	"DELETE /api/v1/shows/:id/blocks":      access.ScopeShowsWrite,
 	"POST /api/v1/shows/:id/cancel":        access.ScopeShowsWrite,
+	"PUT /api/v1/shows/:id/queue":          access.ScopeShowsWrite,
+	"GET /api/v1/shows/:id/queue":          access.ScopeOrdersRead,
+	"POST /api/v1/shows/:id/queue":         access.ScopeOrdersWrite,
 	"GET /api/v1/orders":                   access.ScopeOrdersRead,
 	"GET /api/v1/orders/:order_no":         access.ScopeOrdersRead,
 	"POST /api/v1/orders":                  access.ScopeOrdersWrite,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -17,6 +18,9 @@ type placeOrderRequest struct {
 	ShowID   int64          `json:"show_id"`
 	SeatIDs  []string       `json:"seat_ids"`
 	Customer *core.Customer `json:"customer"` // optional
+	// Admission is the waiting room's grant (api_queue.go), needed while
+	// the show's queue is engaged.
+	Admission string `json:"admission"`
 }
 
 type cancelOrderRequest struct {
@@ -103,12 +107,39 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 	if req.Customer != nil {
 		r.Customer = *req.Customer
 	}
-	o, err := s.engine.Place(c.Request().Context(), r)
+	ctx := c.Request().Context()
+	// The waiting room's check stays here, before the engine: a signed
+	// admission verified with no store call but the single-use read.
+	queued := s.room != nil && s.room.Required(req.ShowID)
+	if queued {
+		if err := s.room.CheckAdmission(ctx, req.ShowID, req.UserID, req.Admission, time.Now()); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	o, err := s.engine.Place(ctx, r)
+	if s.room != nil && decided(err) {
+		s.room.Observe(time.Since(start))
+	}
 	if err != nil {
 		return err
 	}
+	if queued {
+		if err := s.room.Placed(ctx, req.ShowID, req.UserID); err != nil {
+			// The order stands; the admission stays usable until its window ends.
+			s.logger.WarnContext(ctx, "record a used admission", "show", req.ShowID, "user", req.UserID, "err", err)
+		}
+	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/orders/"+o.OrderNo)
 	return c.JSON(http.StatusCreated, newOrderJSON(o))
+}
+
+// decided says whether a placement got an answer from the engine's stores
+// (placed, or a seat taken): what the admission controller's latency
+// objective is about. Refusals of bad input never reach them.
+func decided(err error) bool {
+	var ce *core.Error
+	return err == nil || errors.As(err, &ce) && ce.Kind == core.KindConflict
 }
 
 // orderParam is the order the URL names, by order number or short code.

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
+	"seatflow/core/admission"
 	"seatflow/core/delay/dbqueue"
 	"seatflow/core/delay/rocketmq"
 	"seatflow/core/reconcile"
@@ -36,6 +37,8 @@ type App struct {
 	seats      seats.Interface       // in process with SEATFLOW_REDIS=embedded
 	redis      redis.UniversalClient // nil with the embedded seat store
 	queue      core.DelayQueue
+	metrics    *core.Metrics
+	room       *admission.Room // the waiting rooms; their Store is the seat store's
 	Reconciler *reconcile.Reconciler
 	Refunds    *core.Refunds
 	registry   *prometheus.Registry
@@ -44,6 +47,7 @@ type App struct {
 	stopReconcile context.CancelFunc
 	reconcileDone <-chan struct{}
 	pruningDone   <-chan struct{} // the retention job; stopped by stopReconcile too
+	roomDone      chan struct{}   // the admission loop; stopped by stopReconcile too
 
 	relay      *RedisRelay // nil with the embedded seat store: one process, no one to relay to
 	clock      core.Clock
@@ -83,6 +87,16 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
 	a.pruningDone = a.Reconciler.StartPruning(rctx, cfg.retentionPolicy())
+	// One step before serving: which shows need an admission is known
+	// before the first order arrives (Room.Required).
+	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
+		logger.WarnContext(ctx, "waiting room step", "err", err)
+	}
+	a.roomDone = make(chan struct{})
+	go func() {
+		defer close(a.roomDone)
+		a.room.Run(rctx)
+	}()
 	if a.relay != nil {
 		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
 			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
@@ -106,7 +120,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	}()
 
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
-		Refunds: a.Refunds, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
+		Refunds: a.Refunds, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
 	// Live seat-map streams never finish on their own: end them when the
 	// shutdown starts, or it would wait for them until its timeout.
@@ -152,6 +166,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	// The queues count their dead letters, so the metrics come first.
 	a.registry = prometheus.NewRegistry()
 	metrics := core.NewMetrics(a.registry)
+	a.metrics = metrics
 	if a.queue, err = openQueue(ctx, cfg, a.DB, logger, metrics.TimeoutDeadLetters); err != nil {
 		return nil, err
 	}
@@ -199,6 +214,9 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if a.Refunds, err = core.NewRefunds(a.engine, a.DB, cfg.RefundApprovalCents); err != nil {
 		return nil, err
 	}
+	if err = a.openRoom(cfg, logger); err != nil {
+		return nil, err
+	}
 
 	// The embedded seat store starts empty every time. A real Redis keeps its
 	// state and may be shared with other instances placing orders right
@@ -215,6 +233,29 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	}
 	return a, nil
 }
+
+// openRoom builds the waiting rooms: in process on the embedded stack, in
+// the seat store's Redis otherwise (every instance shares the queue), with
+// the admission keys of the configuration.
+func (a *App) openRoom(cfg Config, logger *slog.Logger) error {
+	keys, err := cfg.AdmissionKeys()
+	if err != nil {
+		return fmt.Errorf("SEATFLOW_ADMISSION_KEY: %w", err)
+	}
+	var store admission.Store = admission.NewMemory()
+	if a.redis != nil {
+		store = admission.NewRedis(a.redis)
+	}
+	q := cfg.queueConfig()
+	backlog := newExpiryBacklog(a.metrics.CancelLateness, cfg.Engine.Delay.Slack, int64(q.BacklogBound))
+	a.room = admission.NewRoom(store, keys, admission.RoomConfig{Tick: q.Tick, Controller: admission.ControllerConfig{
+		Objective: q.Objective, MinRate: float64(q.MinRate), MaxRate: float64(q.MaxRate), InitialRate: float64(q.InitialRate)}},
+		admission.Signals{Backlog: backlog.Backlog}, a.registry, logger)
+	return nil
+}
+
+// Room is the App's waiting rooms, for one-shot commands and tests.
+func (a *App) Room() *admission.Room { return a.room }
 
 // probeStores returns the names of the backing stores that do not answer.
 func (a *App) probeStores(ctx context.Context) []string {
@@ -338,6 +379,7 @@ func (a *App) Close() error {
 		a.stopReconcile()
 		<-a.reconcileDone
 		<-a.pruningDone
+		<-a.roomDone
 	}
 	if a.stopHealth != nil {
 		a.stopHealth()

@@ -17,6 +17,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/admission"
 	"seatflow/core/delay/rocketmq"
 	"seatflow/core/seats"
 )
@@ -78,6 +79,7 @@ type Config struct {
 
 	Reconcile ReconcileConfig
 	Retention core.Retention // SEATFLOW_RETENTION_*: see config_retention.go
+	Queue     QueueConfig    // SEATFLOW_QUEUE_*: see config_queue.go
 
 	// RefundApprovalCents (SEATFLOW_REFUND_APPROVAL_CENTS, default 0): a
 	// refund above it asked for by box office waits for ops' approval; 0
@@ -96,6 +98,17 @@ type Config struct {
 	// (app_totp.go).
 	TOTPKey          []byte
 	TOTPKeysPrevious [][]byte
+
+	// AdmissionKey (SEATFLOW_ADMISSION_KEY, or the file
+	// SEATFLOW_ADMISSION_KEY_FILE names; at least 32 bytes in base64)
+	// signs the waiting room's tickets and admissions, which any instance
+	// verifies with it alone, so every instance must have the same one.
+	// AdmissionKeysPrevious (SEATFLOW_ADMISSION_KEYS_PREVIOUS, comma
+	// separated) still verify those signed before a rotation. Unset: a
+	// key is generated (AdmissionKeyGenerated), good for one instance.
+	AdmissionKey          []byte
+	AdmissionKeysPrevious [][]byte
+	AdmissionKeyGenerated bool
 
 	// RateLimits (SEATFLOW_RATE_PER_KEY, default 2000, and
 	// SEATFLOW_RATE_PER_CLIENT, default 20, requests a second; 0 = none):
@@ -238,7 +251,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	c.TOTPKey, c.TOTPKeysPrevious = p.totpKeys()
+	c.AdmissionKey, c.AdmissionKeysPrevious, c.AdmissionKeyGenerated = p.admissionKeys()
 	c.Retention = p.retention()
+	c.Queue = p.queue()
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
 	c.TimeoutMaxAttempts = p.positiveInt("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", core.DefaultTimeoutMaxAttempts)
 	if c.TimeoutMaxAttempts > maxTimeoutAttempts {
@@ -454,6 +469,56 @@ func (p *envParser) totpKeys() ([]byte, [][]byte) {
 		}
 	}
 	return key, prev
+}
+
+// admissionKeys reads SEATFLOW_ADMISSION_KEY or SEATFLOW_ADMISSION_KEY_FILE
+// (one of them; neither: a generated key) and
+// SEATFLOW_ADMISSION_KEYS_PREVIOUS. A key never appears in an error.
+func (p *envParser) admissionKeys() (key []byte, prev [][]byte, generated bool) {
+	v, file := strings.TrimSpace(p.getenv("SEATFLOW_ADMISSION_KEY")), strings.TrimSpace(p.getenv("SEATFLOW_ADMISSION_KEY_FILE"))
+	var err error
+	switch {
+	case v != "" && file != "":
+		p.fail("SEATFLOW_ADMISSION_KEY_FILE", file, "set SEATFLOW_ADMISSION_KEY or SEATFLOW_ADMISSION_KEY_FILE, not both")
+	case v != "":
+		if key, err = admission.ParseKey(v); err != nil {
+			p.fail("SEATFLOW_ADMISSION_KEY", "[redacted]", err.Error())
+		}
+	case file != "":
+		b, rerr := os.ReadFile(file)
+		if rerr != nil {
+			p.fail("SEATFLOW_ADMISSION_KEY_FILE", file, rerr.Error())
+		} else if key, err = admission.ParseKey(string(b)); err != nil {
+			p.fail("SEATFLOW_ADMISSION_KEY_FILE", file, err.Error())
+		}
+	default:
+		key, _ = admission.ParseKey(admission.NewKey())
+		generated = true
+	}
+	if v := strings.TrimSpace(p.getenv("SEATFLOW_ADMISSION_KEYS_PREVIOUS")); v != "" {
+		if generated {
+			p.fail("SEATFLOW_ADMISSION_KEYS_PREVIOUS", "[redacted]", "needs the current key in SEATFLOW_ADMISSION_KEY or SEATFLOW_ADMISSION_KEY_FILE")
+		}
+		for i, k := range strings.Split(v, ",") {
+			b, err := admission.ParseKey(k)
+			if err != nil {
+				p.fail("SEATFLOW_ADMISSION_KEYS_PREVIOUS", "[redacted]", fmt.Sprintf("key %d: %v", i+1, err))
+			}
+			prev = append(prev, b)
+		}
+	}
+	if p.err == nil {
+		if _, err := admission.NewKeys(key, prev...); err != nil {
+			p.fail("SEATFLOW_ADMISSION_KEYS_PREVIOUS", "[redacted]", err.Error())
+		}
+	}
+	return key, prev, generated
+}
+
+// AdmissionKeys is the key ring of the waiting room's tokens; LoadConfig
+// has checked the keys, so it fails only on a Config built by hand.
+func (c Config) AdmissionKeys() (*admission.Keys, error) {
+	return admission.NewKeys(c.AdmissionKey, c.AdmissionKeysPrevious...)
 }
 
 func validAddr(v string) error {

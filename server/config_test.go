@@ -2,14 +2,19 @@ package server
 
 import (
 	"bytes"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/admission"
 )
 
 func TestLoadConfigDefaults(t *testing.T) {
@@ -112,6 +117,10 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_TOTP_KEY", "not base64!", "not base64"},
 		{"SEATFLOW_TOTP_KEY_FILE", "/nonexistent/totp.key", "no such file"},
 		{"SEATFLOW_TOTP_KEYS_PREVIOUS", "c2hvcnQ=", "needs the current key"},
+		{"SEATFLOW_ADMISSION_KEY", "c2hvcnQ=", "want at least 32"},
+		{"SEATFLOW_ADMISSION_KEY", "not base64!", "not base64"},
+		{"SEATFLOW_ADMISSION_KEY_FILE", "/nonexistent/admission.key", "no such file"},
+		{"SEATFLOW_ADMISSION_KEYS_PREVIOUS", "c2hvcnQ=", "needs the current key"},
 		{"SEATFLOW_IPV6_PREFIX", "0", ""},
 		{"SEATFLOW_IPV6_PREFIX", "129", "1 to 128"},
 		{"SEATFLOW_TIMEOUT_MAX_ATTEMPTS", "0", ""},
@@ -207,5 +216,94 @@ func TestRetentionConfig(t *testing.T) {
 		if err != nil || c.Retention.OrderEvents != tc.wantEvents {
 			t.Errorf("%v: order events %v, %v; want %v", tc.env, c.Retention.OrderEvents, err, tc.wantEvents)
 		}
+	}
+}
+
+// TestConfigAdmissionKeys: the waiting room's key comes from the variable
+// or its file, or is generated; previous keys still verify; every mistake
+// is one line naming the setting and never showing a key.
+func TestConfigAdmissionKeys(t *testing.T) {
+	cur, old, other := admission.NewKey(), admission.NewKey(), admission.NewKey()
+	file := filepath.Join(t.TempDir(), "admission.key")
+	if err := os.WriteFile(file, []byte(cur+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	grant := admission.Grant{Show: 1, User: 2, Seq: 3, Until: time.Now().Add(time.Hour)}
+	signedBy := func(k string) string {
+		b, _ := admission.ParseKey(k)
+		keys, err := admission.NewKeys(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys.SignAdmission(grant)
+	}
+	for _, tc := range []struct {
+		name       string
+		env        map[string]string
+		generated  bool
+		verifies   []string // keys whose admissions the ring accepts
+		refuses    []string // and those it refuses
+		wantErr    string   // in the error besides the setting
+		errSetting string
+	}{
+		{"unset: generated", nil, true, nil, []string{cur}, "", ""},
+		{"the key", map[string]string{"SEATFLOW_ADMISSION_KEY": cur}, false, []string{cur}, []string{old}, "", ""},
+		{"its file", map[string]string{"SEATFLOW_ADMISSION_KEY_FILE": file}, false, []string{cur}, []string{old}, "", ""},
+		{"rotating", map[string]string{"SEATFLOW_ADMISSION_KEY": cur, "SEATFLOW_ADMISSION_KEYS_PREVIOUS": old + ", " + other},
+			false, []string{cur, old, other}, nil, "", ""},
+		{"both the key and its file", map[string]string{"SEATFLOW_ADMISSION_KEY": cur, "SEATFLOW_ADMISSION_KEY_FILE": file},
+			false, nil, nil, "not both", "SEATFLOW_ADMISSION_KEY_FILE"},
+		{"a bad previous key", map[string]string{"SEATFLOW_ADMISSION_KEY": cur, "SEATFLOW_ADMISSION_KEYS_PREVIOUS": old + ",c2hvcnQ="},
+			false, nil, nil, "key 2: the key is 5 bytes", "SEATFLOW_ADMISSION_KEYS_PREVIOUS"},
+		{"a short key", map[string]string{"SEATFLOW_ADMISSION_KEY": cur[:20]}, false, nil, nil, "want at least 32", "SEATFLOW_ADMISSION_KEY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(mapEnv(tc.env))
+			if tc.wantErr != "" {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				msg := err.Error()
+				if !strings.HasPrefix(msg, tc.errSetting+"=") || !strings.Contains(msg, tc.wantErr) || strings.Contains(msg, "\n") {
+					t.Errorf("error %q, want one line naming %s with %q", msg, tc.errSetting, tc.wantErr)
+				}
+				for _, k := range []string{cur, old, cur[:20]} {
+					if strings.Contains(msg, k) {
+						t.Errorf("error %q shows a key", msg)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.AdmissionKeyGenerated != tc.generated {
+				t.Errorf("generated = %v, want %v", c.AdmissionKeyGenerated, tc.generated)
+			}
+			keys, err := c.AdmissionKeys()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range tc.verifies {
+				if _, err := keys.VerifyAdmission(signedBy(k), 1, 2, time.Now()); err != nil {
+					t.Errorf("an admission signed with %s… refused: %v", k[:6], err)
+				}
+			}
+			for _, k := range tc.refuses {
+				if _, err := keys.VerifyAdmission(signedBy(k), 1, 2, time.Now()); !errors.Is(err, admission.ErrBadToken) {
+					t.Errorf("an admission signed with %s… accepted (%v)", k[:6], err)
+				}
+			}
+			var buf bytes.Buffer
+			fmt.Fprintf(&buf, "%v %+v", c, c)
+			if strings.Contains(buf.String(), base64.StdEncoding.EncodeToString(c.AdmissionKey)) {
+				t.Error("the config prints its admission key")
+			}
+		})
+	}
+	a, _ := LoadConfig(mapEnv(nil))
+	b, _ := LoadConfig(mapEnv(nil))
+	if bytes.Equal(a.AdmissionKey, b.AdmissionKey) || len(a.AdmissionKey) < admission.KeySize {
+		t.Error("generated admission keys are short or repeat across starts")
 	}
 }

@@ -137,6 +137,11 @@ func TestMetricsExistAtStart(t *testing.T) {
 		{"seatflow_http_request_duration_seconds", labelSets(map[string][]string{"route": routes}), false},
 		{"seatflow_http_requests_total", errorSeries, false},
 		{"seatflow_store_down", labelSets(map[string][]string{"store": {"database", "seat_store", "delay_queue"}}), false},
+		{"seatflow_queue_joins_total", []map[string]string{{}}, false},
+		{"seatflow_queue_polls_total", []map[string]string{{}}, false},
+		{"seatflow_queue_admissions_total", []map[string]string{{}}, false},
+		{"seatflow_queue_admission_rate", []map[string]string{{}}, false},
+		{"seatflow_queue_placement_p99_seconds", []map[string]string{{}}, false},
 	} {
 		t.Run(c.family, func(t *testing.T) {
 			mf := mfs[c.family]

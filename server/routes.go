@@ -55,6 +55,15 @@ func (s *Server) routes() {
 	// HMAC signature alone (api_payments.go).
 	api.POST("/payments/callback", s.handlePaymentCallback,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout))
+	if s.room != nil { // servers built without one (handler tests) have no queue routes
+		api.PUT("/shows/:id/queue", s.handlePutQueue, mw...)
+		api.GET("/shows/:id/queue", s.handleGetQueue, mw...)
+		api.POST("/shows/:id/queue", s.handleJoinQueue, mw...)
+		// A ticket is a signed bearer secret: no key, no abuse limit (a
+		// forged one costs a signature check), no store before it is
+		// verified (api_queue.go).
+		api.GET("/queue/:ticket", s.handlePollQueue, deadline(s.cfg.RequestTimeout))
+	}
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes
 		api.GET("/reconcile/runs", s.handleReconcileRuns, mw...)

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"seatflow/core"
+	"seatflow/core/admission"
 	"seatflow/core/reconcile"
 	"seatflow/core/store"
 )
@@ -35,6 +36,9 @@ type Deps struct {
 	Reconciler *reconcile.Reconciler
 	// Refunds runs refunds of paid orders (API and console).
 	Refunds *core.Refunds
+	// Room is the waiting rooms (api_queue.go); nil (handler tests): no
+	// queue routes, and no order needs an admission.
+	Room *admission.Room
 	// Registry is the private registry /metrics serves; the server
 	// registers its HTTP metrics on it.
 	Registry *prometheus.Registry
@@ -61,6 +65,7 @@ type Server struct {
 	cfg      Config
 	skew     *clockSkew
 	abuse    *abuseLimits
+	room     *admission.Room
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -73,7 +78,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.SchemeExtractor = schemeExtractor(cfg.TrustedProxies)
 	e.Pre(apiHeaders)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
-		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry)}
+		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry), room: d.Room}
 	hm := newHTTPMetrics(d.Registry)
 	e.Use(traceID(), requestLog(d.Logger, hm), recoverPanics(d.Logger))
 	if d.health != nil {
