@@ -222,7 +222,7 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 			r.mu.Unlock()
 		})
 	}
-	t := p.track(spec.label, int64(spec.seats), func() (int64, string) {
+	t := p.track(spec.label, int64(spec.buyers), func() (int64, string) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return int64(len(r.tallies)), "buyers done"

@@ -141,8 +141,8 @@ func rushRows(stack string, res, base rushResult) []Row {
 			rushRow(stack, name+"polls p99", ms(res.Polls.P99), "ms"))
 		if res.Fair != nil {
 			rows = append(rows,
-				rushRow(stack, fmt.Sprintf("%srank correlation, pre-queue arrival vs position (%d buyers)", name, res.Fair.PreN), res.Fair.PreQueue, "").beside("want about", 0),
-				rushRow(stack, fmt.Sprintf("%srank correlation, arrival after opening vs position (%d buyers)", name, res.Fair.AfterN), res.Fair.AfterOpening, "").beside("want", 1))
+				rushRow(stack, fmt.Sprintf("%srank correlation, pre-queue arrival vs position (%d buyers)", name, res.Fair.PreN), res.Fair.PreQueue, "ρ").beside("want about", 0),
+				rushRow(stack, fmt.Sprintf("%srank correlation, arrival after opening vs position (%d buyers)", name, res.Fair.AfterN), res.Fair.AfterOpening, "ρ").beside("want", 1))
 		}
 	}
 	mem := rushRow(stack, name+"server peak RSS", mb(res.Mem.PeakRSS), "MB")
