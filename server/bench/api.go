@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// clientIPHeader names the end user's address; the bench's key (the
+// bootstrap token) holds the client_ip right (server/abuse.go).
+const clientIPHeader = "X-SeatFlow-Client-IP"
+
 // apiClient speaks the JSON API of issue 2 to the server under test.
 type apiClient struct {
 	base   string // http://127.0.0.1:port
@@ -40,9 +44,11 @@ func (c *apiClient) close() { c.hc.CloseIdleConnections() }
 // apiError is a non-2xx answer: the status and the body's error object.
 type apiError struct {
 	Status int
-	Code   string   `json:"code"`
-	Msg    string   `json:"message"`
-	Seats  []string `json:"seats"`
+	// RetryAfter is the answer's Retry-After (503, 429), 0 when absent.
+	RetryAfter time.Duration
+	Code       string   `json:"code"`
+	Msg        string   `json:"message"`
+	Seats      []string `json:"seats"`
 }
 
 func (e *apiError) Error() string {
@@ -51,9 +57,15 @@ func (e *apiError) Error() string {
 
 // do sends one request and decodes a 2xx body into out, or returns an *apiError.
 func (c *apiClient) do(ctx context.Context, method, path string, body []byte, header http.Header, out any) error {
+	_, err := c.doStatus(ctx, method, path, body, header, out)
+	return err
+}
+
+// doStatus is do that also returns the answer's status (0 when there was none).
+func (c *apiClient) doStatus(ctx context.Context, method, path string, body []byte, header http.Header, out any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -64,12 +76,12 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, he
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s %s: read body: %w", method, path, err)
+		return resp.StatusCode, fmt.Errorf("%s %s: read body: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		var eb struct {
@@ -77,15 +89,18 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, he
 		}
 		_ = json.Unmarshal(raw, &eb) // a body that is not JSON still leaves the status
 		eb.Error.Status = resp.StatusCode
-		return &eb.Error
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			eb.Error.RetryAfter = time.Duration(secs) * time.Second
+		}
+		return resp.StatusCode, &eb.Error
 	}
 	if out == nil {
-		return nil
+		return resp.StatusCode, nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: decode %q: %w", method, path, raw, err)
+		return resp.StatusCode, fmt.Errorf("%s %s: decode %q: %w", method, path, raw, err)
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // ready reports whether /readyz answers 200.
@@ -101,13 +116,22 @@ type placed struct {
 
 // place asks for seats; a 409 comes back as an *apiError listing the taken seats.
 func (c *apiClient) place(ctx context.Context, userID, showID int64, seatIDs []string) (placed, error) {
-	body, err := json.Marshal(map[string]any{"user_id": userID, "show_id": showID, "seat_ids": seatIDs})
-	if err != nil {
-		return placed{}, fmt.Errorf("encode order: %w", err)
-	}
 	var p placed
-	err = c.do(ctx, http.MethodPost, "/api/v1/orders", body, nil, &p)
+	err := c.do(ctx, http.MethodPost, "/api/v1/orders", orderBody(userID, showID, seatIDs, ""), nil, &p)
 	return p, err
+}
+
+// orderBody is the body of POST /api/v1/orders; admission is left out when
+// empty (a show without a queue).
+func orderBody(userID, showID int64, seatIDs []string, admission string) []byte {
+	type order struct {
+		UserID    int64    `json:"user_id"`
+		ShowID    int64    `json:"show_id"`
+		SeatIDs   []string `json:"seat_ids"`
+		Admission string   `json:"admission,omitempty"`
+	}
+	body, _ := json.Marshal(order{userID, showID, seatIDs, admission}) // cannot fail: strings and numbers
+	return body
 }
 
 // pay sends one signed payment callback and returns its result
@@ -142,13 +166,8 @@ func sign(secret, timestamp string, body []byte) string {
 // seatStates returns seat id → state ("available", "locked", "sold") as the
 // API shows it: the plan from the DB joined with the live state in Redis.
 func (c *apiClient) seatStates(ctx context.Context, showID int64) (map[string]string, error) {
-	var out struct {
-		Seats []struct {
-			SeatID string `json:"seat_id"`
-			State  string `json:"state"`
-		} `json:"seats"`
-	}
-	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/shows/%d/seats", showID), nil, nil, &out); err != nil {
+	var out seatList
+	if err := c.do(ctx, http.MethodGet, seatsPath(showID), nil, nil, &out); err != nil {
 		return nil, err
 	}
 	m := make(map[string]string, len(out.Seats))
@@ -157,6 +176,16 @@ func (c *apiClient) seatStates(ctx context.Context, showID int64) (map[string]st
 	}
 	return m, nil
 }
+
+// seatList is the part of GET /api/v1/shows/{id}/seats the bench reads.
+type seatList struct {
+	Seats []struct {
+		SeatID string `json:"seat_id"`
+		State  string `json:"state"`
+	} `json:"seats"`
+}
+
+func seatsPath(showID int64) string { return fmt.Sprintf("/api/v1/shows/%d/seats", showID) }
 
 // isStatus reports whether err is an API answer with the given status.
 func isStatus(err error, status int) (*apiError, bool) {

@@ -23,6 +23,7 @@ const (
 	ScenarioExpire = "expire"
 	ScenarioPay    = "pay"
 	ScenarioLimits = "limits"
+	ScenarioRush   = "rush"
 	ScenarioAll    = "all"
 )
 
@@ -58,6 +59,12 @@ type Options struct {
 	// through loopback delay proxies adding RTT per round trip (--rtt).
 	Proxied bool
 	RTT     time.Duration
+	// Rush (rush.go): Buyers at once against a fresh show of RushSeats
+	// seats, after a BaselineBuyers rush on another; Conns bounds the
+	// buyers' connections (0: one per buyer); Queue is off, on or both;
+	// Joins is the queue's joins phase.
+	Buyers, BaselineBuyers, RushSeats, Conns, Joins int
+	Queue                                           string
 	// CPUProfile is where the server's CPU profile over place and pay goes
 	// (--cpu-profile, profile.go), taken for ProfileTime; empty: none.
 	CPUProfile  string
@@ -82,6 +89,10 @@ scenarios:
   limits  raw seat-store lock (real: Redis EVAL of lock.lua's shape; embedded: the
           in-process store's Lock), DB INSERT+COMMIT and queue send rates
   all     limits, place and pay on one server, then expire for each delay mode
+  rush    an on-sale rush: --baseline-buyers, then --buyers, all starting at once
+          against a fresh --seats show each, buying 1-4 seats they saw free, retrying
+          on 409 and after Retry-After; goodput ratio, answer p99s, 5xx, /readyz worst;
+          with --queue through the show's waiting room (not part of all)
 
 flags:
 `
@@ -119,6 +130,12 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.StringVar(&o.CPUProfile, "cpu-profile", "", "place/pay/all: write a CPU profile of the server under test, taken from the end of the raw limits\n"+
 		"for --profile-time, to this file (read it with: go tool pprof -top bin/seatflow FILE)")
 	fs.DurationVar(&o.ProfileTime, "profile-time", 10*time.Second, "with --cpu-profile: how long the profile runs (whole seconds; the server stays up until it is done)")
+	fs.IntVar(&o.Buyers, "buyers", 10000, "rush: buyers starting at once")
+	fs.IntVar(&o.BaselineBuyers, "baseline-buyers", 1000, "rush: buyers of the baseline rush that goodput is compared with")
+	fs.IntVar(&o.RushSeats, "seats", 2000, "rush: seats of each show (rows of 50)")
+	fs.IntVar(&o.Conns, "conns", 0, "rush: most connections of the buyers (0: one per buyer)")
+	fs.StringVar(&o.Queue, "queue", QueueOff, "rush: through the show's waiting room: off, on or both")
+	fs.IntVar(&o.Joins, "joins", 100000, "rush with --queue: joins of the joins phase")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -180,10 +197,14 @@ func parseModes(v, stack string) ([]core.DelayMode, error) {
 func (o Options) validate() error {
 	switch o.Scenario {
 	case ScenarioPlace, ScenarioExpire, ScenarioPay, ScenarioLimits, ScenarioAll:
+	case ScenarioRush:
+		if err := o.validateRush(); err != nil {
+			return err
+		}
 	case "":
-		return errors.New("bench: name a scenario: place, expire, pay, limits or all")
+		return errors.New("bench: name a scenario: place, expire, pay, limits, all or rush")
 	default:
-		return fmt.Errorf("bench: unknown scenario %q: want place, expire, pay, limits or all", o.Scenario)
+		return fmt.Errorf("bench: unknown scenario %q: want place, expire, pay, limits, all or rush", o.Scenario)
 	}
 	if o.Stack != StackEmbedded && o.Stack != StackReal {
 		return fmt.Errorf("bench: --stack %q: want embedded or real", o.Stack)

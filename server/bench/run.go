@@ -108,6 +108,9 @@ const longHold = time.Hour
 // runScenarios runs what o asks for, adding rows and details to rep as
 // they come, so a failure late in the run keeps what was measured before.
 func runScenarios(ctx context.Context, o Options, getenv func(string) string, p *progress, rep *Report) error {
+	if o.Scenario == ScenarioRush {
+		return runRushScenario(ctx, o, getenv, p, rep)
+	}
 	if wants(o, ScenarioLimits, ScenarioPlace, ScenarioPay) {
 		if err := runMain(ctx, o, getenv, p, rep); err != nil {
 			return err

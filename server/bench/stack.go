@@ -28,6 +28,10 @@ import (
 type stackConfig struct {
 	mode    core.DelayMode // "" leaves the server's default (timer embedded, levels on RocketMQ)
 	holdTTL time.Duration
+	// addressLimits keeps the server's per-address limits (rate and holds):
+	// in the rush every buyer names an address of its own, as a
+	// storefront's visitors do. Off, the load of one address is allowed.
+	addressLimits bool
 }
 
 // stack is the server under test (a child process) plus the bench's own
@@ -76,9 +80,12 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 		"SEATFLOW_HOLD_TTL=" + cfg.holdTTL.String(),
 		// 4xx answers (conflicts) are logged at info: at warn the log stays small.
 		"SEATFLOW_LOG_LEVEL=warn",
-		// The load comes from one key and one address by design: the bench
-		// measures the engine, not the abuse limits (server/abuse.go).
-		"SEATFLOW_RATE_PER_KEY=0", "SEATFLOW_RATE_PER_CLIENT=0", "SEATFLOW_MAX_HOLDS_PER_CLIENT=0",
+		// The load comes from one key by design: the bench measures the
+		// engine, not the abuse limits (server/abuse.go).
+		"SEATFLOW_RATE_PER_KEY=0",
+	}
+	if !cfg.addressLimits {
+		env = append(env, "SEATFLOW_RATE_PER_CLIENT=0", "SEATFLOW_MAX_HOLDS_PER_CLIENT=0")
 	}
 	if cfg.mode != "" {
 		env = append(env, "SEATFLOW_DELAY_MODE="+string(cfg.mode))

@@ -1,0 +1,457 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The rush (issue 29): every buyer of an on-sale starts in the same
+// instant, each naming its own address (X-SeatFlow-Client-IP, the bench's
+// key holds the client_ip right), reading the seat map, placing 1 to 4
+// seats it saw free, reading the map again after a 409 and waiting out
+// Retry-After on 503 and 429, as a storefront does, until the show is sold
+// out. Goodput is compared with a smaller rush of the same run.
+
+// Queue modes of the rush.
+const (
+	QueueOff  = "off"
+	QueueOn   = "on"
+	QueueBoth = "both"
+)
+
+// Bounds of the rush's shape.
+const (
+	rushRowSeats = 50        // seats per row of a rush show's grid
+	maxBuyers    = 1_000_000 // addresses are drawn from 10.0.0.0/8, one per buyer
+	// fdHeadroom is the bench's own descriptors besides the buyers'
+	// connections: the prober, setup, the database, logs.
+	fdHeadroom = 256
+)
+
+// Buyer behaviour.
+const (
+	// maxFailures ends a buyer after this many failed requests in a row
+	// (no answer, or a 5xx other than a shed 503).
+	maxFailures = 5
+	failureWait = time.Second // before retrying a failed request
+	// noRetryAfter is the wait after a 503 or 429 without Retry-After.
+	noRetryAfter = time.Second
+	probeEvery   = 100 * time.Millisecond
+	probeTimeout = 10 * time.Second
+)
+
+// shedKey counts the 503s of overload protection apart from other 503s.
+const (
+	shedKey     = "503 overloaded"
+	noAnswerKey = "no answer"
+)
+
+func (o Options) validateRush() error {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"buyers", o.Buyers}, {"baseline-buyers", o.BaselineBuyers}, {"seats", o.RushSeats}, {"joins", o.Joins}} {
+		if c.v <= 0 {
+			return fmt.Errorf("bench: --%s %d: must be positive", c.name, c.v)
+		}
+	}
+	if o.Buyers > maxBuyers || o.BaselineBuyers > maxBuyers {
+		return fmt.Errorf("bench: --buyers and --baseline-buyers: at most %d", maxBuyers)
+	}
+	if o.RushSeats > rushRowSeats && o.RushSeats%rushRowSeats != 0 {
+		return fmt.Errorf("bench: --seats %d: want up to %d or a multiple of it (rows of %d)", o.RushSeats, rushRowSeats, rushRowSeats)
+	}
+	if o.Conns < 0 {
+		return fmt.Errorf("bench: --conns %d: must not be negative", o.Conns)
+	}
+	if lim := fdLimit(); lim > 0 && rushConns(o.Conns, max(o.Buyers, o.BaselineBuyers)) > lim-fdHeadroom {
+		return fmt.Errorf("bench: --conns: %d connections do not fit the bench's %d descriptors (ulimit -n) with %d to spare; "+
+			"run several benches with fewer --buyers against one server instead (BENCHMARKS.md, rush)",
+			rushConns(o.Conns, max(o.Buyers, o.BaselineBuyers)), lim, fdHeadroom)
+	}
+	switch o.Queue {
+	case QueueOff, QueueOn, QueueBoth:
+	default:
+		return fmt.Errorf("bench: --queue %q: want off, on or both", o.Queue)
+	}
+	return nil
+}
+
+// rushConns is the buyers' connections: conns, or one per buyer.
+func rushConns(conns, buyers int) int {
+	if conns == 0 || conns > buyers {
+		return buyers
+	}
+	return conns
+}
+
+// rushSpec is one rush: buyers against a fresh show.
+type rushSpec struct {
+	label  string
+	buyers int
+	conns  int
+	seats  int
+	queue  bool
+	users  int64 // the rush's buyers are users (and addresses) users+1 ...
+	until  time.Duration
+}
+
+// rushResult is what one rush measured.
+type rushResult struct {
+	Label   string        `json:"label"`
+	Buyers  int           `json:"buyers"`
+	Conns   int           `json:"conns"`
+	Queue   bool          `json:"queue"`
+	Show    int64         `json:"show_id"`
+	Seats   int           `json:"seats"`
+	Holds   int64         `json:"holds"`       // 201 answers of POST /orders
+	SellOut time.Duration `json:"sell_out_ns"` // from the start to the last hold
+	Goodput float64       `json:"holds_per_s"` // Holds / SellOut
+	// Latencies: placements answered 201 or 409 (decided), 503 overloaded
+	// answers on any route (shed), seat map reads answered 200.
+	Decided Summary `json:"decided"`
+	Shed    Summary `json:"shed"`
+	Reads   Summary `json:"map_reads"`
+	// With the queue: joins and polls answered 201/200, placements carrying
+	// an admission answered 201 or 409.
+	Joins    Summary `json:"joins,omitzero"`
+	Polls    Summary `json:"polls,omitzero"`
+	Admitted Summary `json:"admitted_placements,omitzero"`
+	// Statuses counts every answer by status, shed 503s apart, and
+	// requests that got none.
+	Statuses     map[string]int64 `json:"statuses"`
+	Other5xx     int64            `json:"other_5xx"`
+	GaveUp       int64            `json:"buyers_gave_up"` // after maxFailures, or an unexpected 4xx
+	FirstFailure string           `json:"first_failure,omitempty"`
+	Ready        probeResult      `json:"readyz"`
+	Mem          memWindow        `json:"server_memory"`
+	Check        seatCheck        `json:"check"`
+	Fair         *fairness        `json:"fairness,omitempty"`
+}
+
+// tally is one buyer's share of a rush, merged into the result at its end.
+type tally struct {
+	decided, shed, reads, joins, polls, admitted []time.Duration
+	status                                       map[string]int64
+	holds                                        int64
+	lastHold                                     time.Duration
+	failure                                      error
+	gaveUp                                       bool
+	// Queue: when the join was sent and answered (since the start),
+	// whether the buyer arrived after opening, its last position seen.
+	joinSent, joinDone time.Duration
+	late               bool
+	position           int64
+}
+
+// rushRun is a rush in progress, shared by its buyers.
+type rushRun struct {
+	spec    rushSpec
+	api     *apiClient
+	show    int64
+	start   time.Time
+	soldOut atomic.Bool // a buyer saw no free seat: the storefront shows sold out
+
+	mu      sync.Mutex
+	tallies []*tally
+}
+
+// buyer is one storefront visitor.
+type buyer struct {
+	run    *rushRun
+	user   int64
+	header http.Header
+	lateAt time.Time // queue: arrives then, after opening (zero: at once)
+	t      *tally
+}
+
+// buyerAddr is buyer n's own address in 10.0.0.0/8.
+func buyerAddr(n int64) string {
+	return fmt.Sprintf("10.%d.%d.%d", n>>16&0xff, n>>8&0xff, n&0xff)
+}
+
+// runRush creates a show through the API, starts every buyer in the same
+// instant and returns when the show is sold out (or spec.until passed),
+// then checks the seats. mem follows the server's memory (nil: not known).
+func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *progress) (rushResult, error) {
+	res := rushResult{Label: spec.label, Buyers: spec.buyers, Conns: spec.conns, Queue: spec.queue, Seats: spec.seats}
+	show, err := s.newShowAPI(ctx, spec.seats)
+	if err != nil {
+		return res, err
+	}
+	res.Show = show
+	var opensAt time.Time
+	late := 0
+	if spec.queue {
+		opensAt, late = time.Now().Add(openAfter(spec.buyers)), lateBuyers(spec.buyers)
+		if err := enableQueue(ctx, s.api, show, opensAt); err != nil {
+			return res, err
+		}
+	}
+	api := newAPIClient(s.api.base, s.api.token, s.api.secret, spec.conns)
+	api.hc.Transport.(*http.Transport).MaxConnsPerHost = spec.conns
+	defer api.close()
+	r := &rushRun{spec: spec, api: api, show: show}
+	if mem != nil {
+		mem.reset()
+	}
+	probe := startProbe(ctx, s.api.base, s.api.token)
+	rctx, cancel := context.WithTimeout(ctx, spec.until)
+	defer cancel()
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range spec.buyers {
+		n := spec.users + int64(i) + 1
+		b := &buyer{run: r, user: n, header: http.Header{clientIPHeader: {buyerAddr(n)}},
+			t: &tally{status: map[string]int64{}}}
+		if k := i - (spec.buyers - late); k >= 0 {
+			b.lateAt = opensAt.Add(probeEvery + time.Duration(k)*lateGap)
+		}
+		wg.Go(func() {
+			<-gate
+			b.buy(rctx)
+			r.mu.Lock()
+			r.tallies = append(r.tallies, b.t)
+			r.mu.Unlock()
+		})
+	}
+	t := p.track(spec.label, int64(spec.buyers), func() (int64, string) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return int64(len(r.tallies)), "buyers done"
+	})
+	r.start = time.Now()
+	close(gate)
+	wg.Wait()
+	t.done()
+	timedOut := rctx.Err() != nil
+	res.Ready = probe()
+	if mem != nil {
+		if res.Mem, err = mem.window(); err != nil {
+			return res, err
+		}
+	}
+	res.merge(r.tallies)
+	if spec.queue {
+		res.Fair = newFairness(r.tallies, opensAt.Sub(r.start))
+	}
+	p.logf("checking seats of show %d", show)
+	if res.Check, err = checkSeats(ctx, s, []int64{show}); err != nil {
+		return res, err
+	}
+	switch {
+	case timedOut:
+		return res, fmt.Errorf("%s: not sold out after %v: %d of %d seats taken", spec.label, spec.until, res.Check.Taken, spec.seats)
+	case res.Check.Taken != spec.seats:
+		return res, fmt.Errorf("%s: buyers stopped with %d of %d seats taken (first failure: %s)", spec.label, res.Check.Taken, spec.seats, res.FirstFailure)
+	case !res.Check.ok():
+		return res, fmt.Errorf("%s: seat check failed: %v", spec.label, res.Check.Examples)
+	}
+	return res, nil
+}
+
+// merge adds up the buyers' tallies.
+func (res *rushResult) merge(tallies []*tally) {
+	var decided, shed, reads, joins, polls, admitted []time.Duration
+	res.Statuses = map[string]int64{}
+	for _, t := range tallies {
+		decided, shed, reads = append(decided, t.decided...), append(shed, t.shed...), append(reads, t.reads...)
+		joins, polls, admitted = append(joins, t.joins...), append(polls, t.polls...), append(admitted, t.admitted...)
+		for k, v := range t.status {
+			res.Statuses[k] += v
+		}
+		res.Holds += t.holds
+		res.SellOut = max(res.SellOut, t.lastHold)
+		if t.gaveUp {
+			res.GaveUp++
+		}
+		if t.failure != nil && res.FirstFailure == "" {
+			res.FirstFailure = t.failure.Error()
+		}
+	}
+	for k, v := range res.Statuses {
+		if code, err := strconv.Atoi(k); err == nil && code >= 500 {
+			res.Other5xx += v
+		}
+	}
+	if res.SellOut > 0 {
+		res.Goodput = float64(res.Holds) / res.SellOut.Seconds()
+	}
+	res.Decided, res.Shed, res.Reads = summarize(decided), summarize(shed), summarize(reads)
+	res.Joins, res.Polls, res.Admitted = summarize(joins), summarize(polls), summarize(admitted)
+}
+
+// buy is one buyer's visit: through the queue when the show has one, then
+// map reads and placements until a hold, sold out or failure.
+func (b *buyer) buy(ctx context.Context) {
+	var admission string
+	if b.run.spec.queue {
+		var ok bool
+		if admission, ok = b.waitAdmission(ctx); !ok {
+			return
+		}
+	}
+	for ctx.Err() == nil && !b.run.soldOut.Load() {
+		var list seatList
+		status, d, err := b.send(ctx, http.MethodGet, seatsPath(b.run.show), nil, &list)
+		if status != http.StatusOK {
+			b.fail(err)
+			return
+		}
+		b.t.reads = append(b.t.reads, d)
+		var free []string
+		for _, st := range list.Seats {
+			if st.State == "available" {
+				free = append(free, st.SeatID)
+			}
+		}
+		if len(free) == 0 {
+			b.run.soldOut.Store(true)
+			return
+		}
+		pick := newSeatPool(free).pick(1 + rand.IntN(4))
+		status, d, err = b.send(ctx, http.MethodPost, "/api/v1/orders", orderBody(b.user, b.run.show, pick, admission), nil)
+		if status != http.StatusCreated && status != http.StatusConflict {
+			b.fail(err)
+			return
+		}
+		b.t.decided = append(b.t.decided, d)
+		if admission != "" {
+			b.t.admitted = append(b.t.admitted, d)
+		}
+		if status == http.StatusCreated {
+			b.t.holds++
+			b.t.lastHold = time.Since(b.run.start)
+			return
+		}
+	}
+}
+
+// fail ends the buyer's visit on an answer it cannot go on from (none
+// when the rush's own bound ended it).
+func (b *buyer) fail(err error) {
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		b.t.failure, b.t.gaveUp = err, true
+	}
+}
+
+// send makes one request again until it gets an answer to go on with:
+// after a 503 or 429 once Retry-After has passed, after no answer or
+// another 5xx once failureWait has, at most maxFailures times in a row.
+// Every attempt is counted; the status (0: none) and time of the last are
+// returned.
+func (b *buyer) send(ctx context.Context, method, path string, body []byte, out any) (int, time.Duration, error) {
+	failures := 0
+	for {
+		t0 := time.Now()
+		status, err := b.run.api.doStatus(ctx, method, path, body, b.header, out)
+		d := time.Since(t0)
+		if ctx.Err() != nil {
+			return 0, d, ctx.Err()
+		}
+		key := statusKey(status, err)
+		b.t.status[key]++
+		var wait time.Duration
+		switch {
+		case key == shedKey:
+			b.t.shed = append(b.t.shed, d)
+			wait = retryWait(err)
+		case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+			wait = retryWait(err)
+		case status == 0 || status >= 500:
+			if failures++; failures >= maxFailures {
+				return status, d, err
+			}
+			wait = failureWait
+		default:
+			return status, d, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, d, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// statusKey names an answer in the counts.
+func statusKey(status int, err error) string {
+	if status == 0 {
+		return noAnswerKey
+	}
+	if ae, ok := isStatus(err, http.StatusServiceUnavailable); ok && ae.Code == "overloaded" {
+		return shedKey
+	}
+	return strconv.Itoa(status)
+}
+
+func retryWait(err error) time.Duration {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		return ae.RetryAfter
+	}
+	return noRetryAfter
+}
+
+// probeResult is /readyz asked every probeEvery during a rush.
+type probeResult struct {
+	Probes       int           `json:"probes"`
+	Worst        time.Duration `json:"worst_ns"` // failed probes count with their time too
+	Latency      Summary       `json:"latency"`
+	Failed       int           `json:"failed"`
+	FirstFailure string        `json:"first_failure,omitempty"`
+}
+
+// startProbe asks /readyz on a connection of its own, as a load balancer
+// would, until the returned function is called; that returns what it saw.
+func startProbe(ctx context.Context, base, token string) func() probeResult {
+	c := newAPIClient(base, token, "", 1)
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		res     probeResult
+		samples []time.Duration
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(probeEvery)
+		defer tick.Stop()
+		for {
+			pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
+			t0 := time.Now()
+			err := c.ready(pctx)
+			d := time.Since(t0)
+			pcancel()
+			if ctx.Err() != nil {
+				return // stopped: the probe in flight was cut short by us
+			}
+			res.Probes++
+			res.Worst = max(res.Worst, d)
+			samples = append(samples, d)
+			if err != nil {
+				if res.Failed++; res.FirstFailure == "" {
+					res.FirstFailure = err.Error()
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() probeResult {
+		cancel()
+		<-done
+		c.close()
+		res.Latency = summarize(samples)
+		return res
+	}
+}

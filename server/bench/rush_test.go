@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"seatflow/server"
+)
+
+// TestRushShort is the rush's CI mode: a small rush against the embedded
+// stack's engine and HTTP handler, served in process on a loopback port.
+// It asserts correctness only, never timings: every show sells out, no
+// seat is sold twice, no 5xx other than shed 503s, no request left
+// unanswered, and every figure of the report is there.
+func TestRushShort(t *testing.T) {
+	tests := []struct {
+		name   string
+		queue  string
+		detail string // the key of the rush's details
+		// figures the report must carry, by the end of their metric name
+		want []string
+	}{
+		{"no queue", QueueOff, "rush: 300 buyers", []string{"goodput (holds/s)", "decided answers (201/409) p99", "5xx answers other than shed 503s",
+			"requests with no answer", "/readyz worst", "server peak RSS", "time to sell out", "answers 201", "answers 409",
+			"seats sold or held twice"}},
+		{"queue", QueueOn, "rush: 300 buyers through the queue", []string{"goodput (holds/s)", "decided answers (201/409) p99", "admitted placements p99",
+			"joins p99", "polls p99", "vs position", "5xx answers other than shed 503s", "requests with no answer",
+			"/readyz worst", "server peak RSS", "time to sell out", "answers 201", "seats sold or held twice", "joins, joins/s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Options{Scenario: ScenarioRush, Stack: StackEmbedded, Clients: 8, Buyers: 300, BaselineBuyers: 150,
+				RushSeats: 200, Queue: tt.queue, Joins: 2000, LimitTime: time.Second, MaxTime: 50 * time.Second}
+			s := inProcessStack(t, o)
+			rep := &Report{Details: map[string]any{}}
+			mem := &procSampler{pid: os.Getpid()}
+			if err := rushPhases(context.Background(), o, s, mem, newProgress(io.Discard, true), rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				found := false
+				for _, r := range rep.Rows {
+					if !strings.Contains(r.Metric, w) || strings.HasPrefix(r.Metric, "150 buyers") {
+						continue
+					}
+					found = true
+					if r.Absent != "" {
+						t.Errorf("%s: absent (%s)", r.Metric, r.Absent)
+					}
+				}
+				if !found {
+					t.Errorf("no figure %q of the 300 buyers in %d rows", w, len(rep.Rows))
+				}
+			}
+			for _, r := range rep.Rows {
+				// Correctness targets only: the timed ones are figures, not assertions.
+				// A failed /readyz probe is a timing (a store ping slower
+				// than its bound on a loaded machine), not a wrong answer.
+				if r.Met == "no" && r.Target == "= 0" && !strings.Contains(r.Metric, "/readyz") {
+					t.Errorf("%s = %v, want 0", r.Metric, r.Value)
+				}
+			}
+			t.Log("\n" + formatTable(rep.Rows))
+			for _, key := range []string{"rush_baseline", tt.detail} {
+				res, ok := rep.Details[key].(rushResult)
+				if !ok {
+					t.Fatalf("no details %q", key)
+				}
+				if res.Check.Taken != o.RushSeats || res.Holds == 0 || res.GaveUp != 0 {
+					t.Errorf("%s: %d of %d seats taken, %d holds, %d buyers gave up (%s)", key, res.Check.Taken, o.RushSeats,
+						res.Holds, res.GaveUp, res.FirstFailure)
+				}
+			}
+		})
+	}
+}
+
+// inProcessStack runs the whole app of `seatflow serve` on the embedded
+// stack in process (the test binary cannot be started as the server), on
+// a loopback port, with the rush's settings: the per-address limits on,
+// the per-key one off.
+func inProcessStack(t *testing.T, o Options) *stack {
+	const token, secret = "rush-token-0123456789", "rush-secret-0123456789"
+	env := map[string]string{"SEATFLOW_DB": "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db"),
+		"SEATFLOW_REDIS": "embedded", "SEATFLOW_MQ": "embedded", "SEATFLOW_API_TOKEN": token,
+		"SEATFLOW_PAYMENT_SECRET": secret, "SEATFLOW_HOLD_TTL": longHold.String(), "SEATFLOW_RATE_PER_KEY": "0"}
+	cfg, err := server.LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	app, err := server.NewApp(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(app.Handler)
+	t.Cleanup(func() {
+		srv.Close()
+		if err := app.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	s := &stack{kind: o.Stack, db: app.DB, api: newAPIClient(srv.URL, token, secret, o.Clients)}
+	t.Cleanup(s.api.close)
+	return s
+}
