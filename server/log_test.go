@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -138,5 +139,29 @@ func TestConsoleLoginAbortedIsNoServerError(t *testing.T) {
 	}
 	if len(logged) == 0 || logged[len(logged)-1]["msg"] != "request" || logged[len(logged)-1]["status"] != 499.0 {
 		t.Errorf("no request line with status 499: %s", buf.String())
+	}
+}
+
+// TestRequestLogShedIsQuiet: a request shed as overloaded is logged at
+// debug, not as an error: in a rush there are thousands a second, and
+// seatflow_shed_total counts them. The same request admitted is logged.
+func TestRequestLogShedIsQuiet(t *testing.T) {
+	var buf bytes.Buffer
+	a := newTestApp(t, "SEATFLOW_MAX_INFLIGHT", "1")
+	a.app.Handler = NewServer(a.app.cfg, Deps{Engine: a.app.engine, DB: a.app.DB, Hub: a.app.hub,
+		Registry: prometheus.NewRegistry(), Logger: NewLogger(&buf, slog.LevelInfo)})
+	done, ok := a.app.Handler.overload.limiter.Acquire()
+	if !ok {
+		t.Fatal("the limiter refused the first slot")
+	}
+	if rec := a.do("GET", "/api/v1/shows", ""); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("at the limit: %d %s, want 503", rec.Code, rec.Body)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("a shed request was logged at info or above: %s", buf.String())
+	}
+	done(0)
+	if rec := a.do("GET", "/api/v1/shows", ""); rec.Code != http.StatusOK || !strings.Contains(buf.String(), `"status":200`) {
+		t.Errorf("under the limit: %d, log %q", rec.Code, buf.String())
 	}
 }

@@ -135,7 +135,9 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 			// it) is not news, and no 5xx.
 			level := slog.LevelInfo
 			switch {
-			case v.Status == statusClientClosed:
+			// A shed request is protection working, tens of thousands a
+			// second in a rush: counted in seatflow_shed_total, not news.
+			case v.Status == statusClientClosed, errors.Is(v.Error, errOverloaded):
 				level = slog.LevelDebug
 			case v.Status >= 500:
 				level = slog.LevelError
