@@ -154,7 +154,7 @@ func TestCommands(t *testing.T) {
 		wantErr string // "" = success
 		wantOut []string
 	}{
-		{name: "help", args: []string{"help"}, wantOut: []string{"usage: seatflow", "SEATFLOW_HOLD_TTL"}},
+		{name: "help", args: []string{"help"}, wantOut: []string{"usage: seatflow", "README.md", "SEATFLOW_ADMISSION_KEY"}},
 		{name: "serve -h", args: []string{"serve", "-h"}, wantOut: []string{"-demo"}},
 		{name: "unknown command", args: []string{"launch"}, wantErr: `unknown command "launch"`},
 		{name: "unknown flag", args: []string{"serve", "--fast"}, wantErr: "fast"},
