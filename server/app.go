@@ -33,12 +33,15 @@ type App struct {
 	engine  *core.Engine
 	Handler *Server
 
-	hub        *SeatHub
-	seats      seats.Interface       // in process with SEATFLOW_REDIS=embedded
-	redis      redis.UniversalClient // nil with the embedded seat store
-	queue      core.DelayQueue
-	metrics    *core.Metrics
-	room       *admission.Room // the waiting rooms; their Store is the seat store's
+	hub     *SeatHub
+	seats   seats.Interface       // in process with SEATFLOW_REDIS=embedded
+	redis   redis.UniversalClient // nil with the embedded seat store
+	queue   core.DelayQueue
+	metrics *core.Metrics
+	room    *admission.Room // the waiting rooms; their Store is the seat store's
+	// overloaded says whether the API sheds work now (the limiter): mode
+	// overload engages a queue only then. nil: never.
+	overloaded func() bool
 	Reconciler *reconcile.Reconciler
 	Refunds    *core.Refunds
 	registry   *prometheus.Registry
@@ -87,16 +90,6 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
 	a.pruningDone = a.Reconciler.StartPruning(rctx, cfg.retentionPolicy())
-	// One step before serving: which shows need an admission is known
-	// before the first order arrives (Room.Required).
-	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
-		logger.WarnContext(ctx, "waiting room step", "err", err)
-	}
-	a.roomDone = make(chan struct{})
-	go func() {
-		defer close(a.roomDone)
-		a.room.Run(rctx)
-	}()
 	if a.relay != nil {
 		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
 			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
@@ -122,6 +115,19 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
 		Refunds: a.Refunds, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
+	// The waiting rooms read the API's limiter: mode overload engages a
+	// queue only while it sheds. One step before serving: which shows need
+	// an admission is known before the first order arrives (Room.Required).
+	a.overloaded = (&overloadSignal{limiter: a.Handler.overload.limiter, now: time.Now}).Overloaded
+	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
+		logger.WarnContext(ctx, "waiting room step", "err", err)
+	}
+	room, roomDone := a.room, make(chan struct{})
+	a.roomDone = roomDone
+	go func() {
+		defer close(roomDone)
+		room.Run(rctx)
+	}()
 	// Live seat-map streams never finish on their own: end them when the
 	// shutdown starts, or it would wait for them until its timeout.
 	a.http.RegisterOnShutdown(a.hub.Close)
@@ -250,7 +256,8 @@ func (a *App) openRoom(cfg Config, logger *slog.Logger) error {
 	backlog := newExpiryBacklog(a.metrics.CancelLateness, cfg.Engine.Delay.Slack, int64(q.BacklogBound))
 	a.room = admission.NewRoom(store, keys, admission.RoomConfig{Tick: q.Tick, Controller: admission.ControllerConfig{
 		Objective: q.Objective, MinRate: float64(q.MinRate), MaxRate: float64(q.MaxRate), InitialRate: float64(q.InitialRate)}},
-		admission.Signals{Backlog: backlog.Backlog}, a.registry, logger)
+		admission.Signals{Backlog: backlog.Backlog, Overloaded: func() bool { return a.overloaded != nil && a.overloaded() }},
+		a.registry, logger)
 	return nil
 }
 
@@ -379,7 +386,9 @@ func (a *App) Close() error {
 		a.stopReconcile()
 		<-a.reconcileDone
 		<-a.pruningDone
-		<-a.roomDone
+		if a.roomDone != nil {
+			<-a.roomDone
+		}
 	}
 	if a.stopHealth != nil {
 		a.stopHealth()

@@ -69,6 +69,9 @@ commands:
                   copy the audit log and money records older than DATE to
                   gzip JSON Lines files (default folder: <data>/archive) and
                   verify them; --delete then removes the archived audit rows
+  queue verify --show N
+                  recompute a show's pre-queue order from its published seed
+                  and the joins; exits non-zero on the first mismatch
   bench SCENARIO  load benchmarks against a server it starts (see BENCHMARKS.md)
   help            show this text
 
@@ -106,6 +109,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return seatsRebuild(ctx, rest, getenv, stdout)
 	case "archive":
 		return archive(ctx, rest, getenv, stdout)
+	case "queue":
+		return queue(ctx, rest, getenv, stdout)
 	case "bench":
 		return bench.Run(ctx, rest, getenv, stdout)
 	case "help":
@@ -232,6 +237,15 @@ func archive(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 	return server.ArchiveCommand(ctx, db, args, filepath.Join(dataDir(cfg), "archive"), time.Now().UTC(), stdout)
+}
+
+func queue(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
+	app, err := openToolApp(ctx, getenv, "queue verify", "GET /api/v1/shows/{id}/queue for the seed and hash")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, app.Close()) }()
+	return server.QueueCommand(ctx, app.Room().Store(), args, stdout)
 }
 
 func reconcileOnce(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
