@@ -46,6 +46,7 @@ type App struct {
 	Refunds    *core.Refunds
 	registry   *prometheus.Registry
 	http       *http.Server
+	conns      *connLimit // caps http's connections (connlimit.go)
 
 	stopReconcile context.CancelFunc
 	reconcileDone <-chan struct{}
@@ -115,6 +116,16 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
 		Refunds: a.Refunds, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
+	nofile, err := descriptorLimit()
+	if err != nil {
+		return nil, err
+	}
+	maxConns, err := connCap(cfg.MaxConns, nofile, storeDescriptors(a.DB, a.redis))
+	if err != nil {
+		return nil, err
+	}
+	a.conns = newConnLimit(maxConns, a.Handler.overload.shed.WithLabelValues(shedConnections), a.registry)
+	a.http.ConnState = a.conns.track
 	// The waiting rooms read the API's limiter: mode overload engages a
 	// queue only while it sheds. One step before serving: which shows need
 	// an admission is known before the first order arrives (Room.Required).
@@ -211,16 +222,17 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if err != nil {
 		return nil, err
 	}
-	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats,
+	// Retention deletes a show's waiting room with its seat keys.
+	if err = a.openRoom(cfg, logger); err != nil {
+		return nil, err
+	}
+	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats, Queues: a.room.Store(),
 		Clock: a.clock, Logger: logger, Metrics: a.registry},
 		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
 	if a.Refunds, err = core.NewRefunds(a.engine, a.DB, cfg.RefundApprovalCents); err != nil {
-		return nil, err
-	}
-	if err = a.openRoom(cfg, logger); err != nil {
 		return nil, err
 	}
 
@@ -354,17 +366,22 @@ func (a *App) serveOn(ctx context.Context, ln, profiles net.Listener) error {
 		defer a.servePprof(ctx, profiles)()
 	}
 	a.logger.InfoContext(ctx, "listening", "addr", "http://"+ln.Addr().String())
+	// The lane serves probes, metrics, the callback and the console over the
+	// connection cap, one request per connection (connlimit.go).
+	lane := newHTTPServer(a.cfg.Addr, a.Handler, a.logger)
+	lane.SetKeepAlivesEnabled(false)
+	go func() { _ = lane.Serve(a.conns.laneListener(ln.Addr())) }()
 	served := make(chan error, 1)
-	go func() { served <- a.http.Serve(ln) }()
+	go func() { served <- a.http.Serve(a.conns.listener(ln)) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("http server: %w", err)
+		return fmt.Errorf("http server: %w", errors.Join(err, lane.Close()))
 	case <-ctx.Done():
 	}
 	a.logger.Info("shutting down", "grace", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := a.http.Shutdown(sctx); err != nil {
+	if err := errors.Join(a.http.Shutdown(sctx), lane.Shutdown(sctx)); err != nil {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil

@@ -29,7 +29,7 @@ const overloadRetryAfter = time.Second
 // errOverloaded is the answer to work over the limit (concurrency or
 // connections): 503 with Retry-After, at once.
 var errOverloaded = &core.Error{Kind: core.KindUnavailable, Code: "overloaded",
-	Message: "the server is at its limit of work in flight; retry shortly", RetryAfter: overloadRetryAfter}
+	Message: "the server is at capacity; retry after Retry-After seconds", RetryAfter: overloadRetryAfter}
 
 // Reasons a request is shed, the label of seatflow_shed_total.
 const (
