@@ -57,7 +57,10 @@ func (cn *console) queueData(c echo.Context, p web.Page) (web.QueueData, error) 
 		return web.QueueData{}, err
 	}
 	d := web.QueueData{Show: show, Status: st}
-	d.Snap, d.HasSnap = cn.Room.Snapshot(id)
+	// A queue enabled here and not stepped since has a snapshot with no
+	// controller reading yet: shown as none rather than a rate of 0.
+	snap, ok := cn.Room.Snapshot(id)
+	d.Snap, d.HasSnap = snap, ok && !snap.At.IsZero()
 	d.Form = web.QueueForm{Enabled: st.Enabled, Mode: string(st.Mode), OpensAt: p.DateTimeLocal(st.OpensAt),
 		Window: strconv.FormatInt(int64(st.Window/time.Second), 10)}
 	return d, nil
@@ -208,7 +211,8 @@ func (cn *console) queueRows(ctx context.Context) []web.QueueRow {
 	rows := make([]web.QueueRow, 0, len(snaps))
 	for _, s := range snaps {
 		r := web.QueueRow{Show: s.Show, Name: "#" + strconv.FormatInt(s.Show, 10), Waiting: s.Waiting(),
-			Admitted: s.Status.Admitted, Rate: s.Controller.Rate, Reason: s.Controller.Reason, Paused: s.Status.Paused}
+			Admitted: s.Status.Admitted, Rate: s.Controller.Rate, Reason: s.Controller.Reason, Paused: s.Status.Paused,
+			Stepped: !s.At.IsZero()}
 		// A name that cannot be read leaves the number: the card still
 		// links to the queue, and the rest of the dashboard is worth more.
 		if show, err := cn.Engine.Store().Show(ctx, s.Show); err == nil {

@@ -75,6 +75,10 @@ func TestConsoleQueuePage(t *testing.T) {
 		t.Errorf("audit entry: target %q detail %s, %v", target, detail, err)
 	}
 
+	// Enabled and not stepped yet: no controller reading, not a rate of 0.
+	if got := figure(t, manager.do("GET", page, nil, nil).Body.String(), "queue-rate"); got != "—" {
+		t.Errorf("rate before any step: %q", got)
+	}
 	for u := range int64(10) {
 		a.join(show, 100+u)
 	}

@@ -55,6 +55,7 @@ type QueueRow struct {
 	Rate     float64 // admissions a second, this instance's controller
 	Reason   string  // the controller's Reason
 	Paused   bool
+	Stepped  bool // the controller has read the signal (Rate and Reason are set)
 }
 
 // QueueReason is the controller's reason in the page's language.
