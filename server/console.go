@@ -18,6 +18,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/admission"
 	"seatflow/core/store"
 	"seatflow/core/text"
 	"seatflow/static"
@@ -67,6 +68,10 @@ type ConsoleDeps struct {
 	// IPv6Prefix is SEATFLOW_IPV6_PREFIX: failed logins count per address,
 	// an IPv6 one by its network (core.ClientNet; 0: the default /64).
 	IPv6Prefix int
+	// Room is the waiting rooms (console_queue.go); nil: no queue pages.
+	Room *admission.Room
+	// QueueWindow is SEATFLOW_QUEUE_WINDOW; 0 is admission.DefaultWindow.
+	QueueWindow time.Duration
 }
 
 // console holds the console's handlers.
@@ -201,6 +206,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	cn.secondFactorRoutes(g, view, staff)
 	cn.zoneRoutes(g, view)
 	cn.mountReopen(g, view)
+	cn.queueRoutes(g, view)
 	return cn
 }
 

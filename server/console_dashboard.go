@@ -42,6 +42,7 @@ func (cn *console) dashboard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	d.Queues = cn.queueRows(ctx)
 	return render(c, http.StatusOK, web.DashboardPage(p, d))
 }
 

@@ -85,7 +85,7 @@ func (s *Server) routes() {
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
 	cd := ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger, Refunds: s.refunds,
 		SessionIdle: s.cfg.SessionIdle, SecondFactor: s.cfg.RequireSecondFactor, IPv6Prefix: s.cfg.RateLimits.IPv6Prefix,
-		Registry: s.registry}
+		Registry: s.registry, Room: s.room, QueueWindow: s.cfg.queueConfig().Window}
 	if s.skew != nil {
 		cd.ClockOffset, cd.ClockLimit = s.skew.Offset, s.cfg.MaxClockSkew
 	}

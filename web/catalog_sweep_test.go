@@ -13,17 +13,18 @@ import (
 
 // TestCatalogCoversEngineWords reads the engine's and the server's source
 // for the words they write into the data the console shows — event kinds,
-// reasons, outcomes, discrepancy kinds, audit actions, reconcile checks and
-// repairs, and every key of an event's or an audit entry's detail — and
-// checks the catalog has each in both languages. A new constant or detail
-// key without its translation fails here instead of showing up in English
-// on a Chinese page.
+// reasons (the waiting room controller's too), outcomes, discrepancy kinds,
+// audit actions, reconcile checks and repairs, and every key of an event's
+// or an audit entry's detail — and checks the catalog has each in both
+// languages. A new constant or detail key without its translation fails
+// here instead of showing up in English on a Chinese page.
 func TestCatalogCoversEngineWords(t *testing.T) {
 	// Constant name prefix → catalog prefix, per package directory.
 	constRules := map[string][][2]string{
 		"../core": {{"AuditOutcome", "ev.outcome."}, {"Audit", "audit.action."}, {"Event", "ev.kind."},
 			{"Reason", "reason."}, {"Outcome", "ev.outcome."}, {"Attempt", "ev.outcome."}, {"Discrepancy", "disc.kind."}},
 		"../core/reconcile": {{"Check", "reconcile.check."}, {"Action", "reconcile.action."}},
+		"../core/admission": {{"Audit", "audit.action."}, {"Reason", "queue.reason."}},
 	}
 	// The state of a discrepancy row, not a kind: never shown as one.
 	notKinds := map[string]bool{"DiscrepancyOpen": true, "DiscrepancyResolved": true}

@@ -37,6 +37,9 @@ type DashboardData struct {
 	DeadLetters   int
 	LastRun       *ReconcileRun // the newest run worth reading
 	LastSweep     *ReconcileRun // the newest run, when it is an empty sweep
+
+	// Every role: the shows whose waiting room is enabled, by show id.
+	Queues []QueueRow
 }
 
 // OverduePoint is the most orders pending past their expiry at once in

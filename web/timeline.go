@@ -119,6 +119,12 @@ func detailFields(currency string) []detailField {
 		{"seat_id", "ev.seat", plain},
 		{"time_zone", "ev.time_zone", zoneName},
 		{"previous_time_zone", "ev.previous_time_zone", zoneName},
+		// Keys of a waiting room's settings (the console's queue page).
+		{"enabled", "ev.enabled", plain},
+		{"mode", "ev.mode", translated("queue.mode.")},
+		{"opens_at", "ev.opens_at", timestamp},
+		{"window_seconds", "ev.window_seconds", plain},
+		{"paused", "ev.paused", plain},
 	}
 }
 
