@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"seatflow/core/admission"
+	"seatflow/core/seats"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
 	"seatflow/core/testenv"
@@ -515,4 +518,208 @@ func TestQueueInstances(t *testing.T) {
 	if err != nil || !strings.Contains(out, fmt.Sprintf("OK: show %d, %d entries (%d in the pre-queue)", show, n, qiPre)) {
 		t.Errorf("queue verify: %v", err)
 	}
+}
+
+// Settings of TestQueueSentinelFailover.
+const (
+	qfUsers = 40
+	qfRate  = 5 // admissions a second per instance
+)
+
+// Two instances keep their queue on a Sentinel group whose master is
+// frozen: after the promotion every admitted buyer still places with the
+// admission it got before, the ones whose admission was used stay refused,
+// joins and polls work again, no position moves, and the loop admits the
+// rest on the new master. It prints how long joins and polls failed.
+func TestQueueSentinelFailover(t *testing.T) {
+	testenv.NeedRedisFailover(t)
+	mysqlURL, redisURL, mqURL := testenv.MySQL(t), testenv.RedisSentinel(t), testenv.RocketMQ(t)
+	bin := buildSeatflow(t)
+	s := newStack(t, stacktest.FreshMySQL(t, mysqlURL), redisURL, mqURL, 10, 20, queueEnv(qfRate))
+	s.cleanQueue()
+	a, b := s.startInstance("seatflow-a", bin), s.startInstance("seatflow-b", bin)
+	ins := []*instance{a, b}
+	c, tl, show := newAPIClient(), newTally(), s.show.ID
+	seatOf := func(u int64) []string { return []string{s.seatName(int(u - 1))} }
+
+	if res := c.putQueue(a.base(), show, map[string]any{"enabled": true}); res.status != http.StatusOK {
+		t.Fatalf("PUT queue: %d %s %v", res.status, res.code, res.body)
+	}
+	var users []int64
+	for u := int64(1); u <= qfUsers; u++ {
+		users = append(users, u)
+	}
+	members := joinAll(t, c, ins, show, users, func(u int64) bool { return u%3 == 0 }, tl)
+	// Some admitted, then paused: the head stays where it is, so what the
+	// buyers were told is all written before the replication wait below.
+	waitQueue(t, c, b, show, "a quarter admitted", func(r call) bool { return num(r, "admitted") >= qfUsers/4 })
+	if res := c.putQueue(b.base(), show, map[string]any{"enabled": true, "paused": true}); res.status != http.StatusOK {
+		t.Fatalf("PUT queue paused: %d %s", res.status, res.code)
+	}
+	admitted := map[int64]view{}
+	for _, m := range members {
+		v := pollBoth(t, c, ins, m, tl)
+		m.position = v.Position
+		if v.State == "admitted" {
+			admitted[m.user] = v
+		}
+	}
+	head := num(queueStatus(t, c, a, show), "admitted")
+	if int64(len(admitted)) != head || head == qfUsers {
+		t.Fatalf("%d buyers told they are admitted, head %d of %d: want all below the head and some waiting", len(admitted), head, qfUsers)
+	}
+	// The first admitted buyers place before the failover: their admission
+	// is used, and must stay so.
+	used := map[int64]bool{}
+	for _, m := range members {
+		if v, ok := admitted[m.user]; ok && len(used) < 3 {
+			if res := c.placeAdmitted(ins[1-m.home].base(), m.user, show, seatOf(m.user), v.Admission); res.status != http.StatusCreated {
+				t.Fatalf("user %d places before the failover: %d %s", m.user, res.status, res.code)
+			}
+			used[m.user] = true
+		}
+	}
+
+	waitReplicated(t, s.redis, seats.KeySeats(show))
+	frozen := testenv.FreezeRedisMaster(t, testenv.MasterFor(t, s.redis, seats.KeySeats(show)))
+	start := time.Now()
+	// A new buyer joins and a waiting one polls, through both instances in
+	// turn, until each works on the promoted master.
+	var waiting *member
+	for _, m := range members {
+		if _, ok := admitted[m.user]; !ok {
+			waiting = m
+			break
+		}
+	}
+	probe := int64(qfUsers + 1)
+	type outage struct {
+		fails int
+		took  time.Duration
+		err   error
+		last  call
+		seen  []string // the failed answers: status, code, Retry-After
+	}
+	retry := func(try func(in *instance) call, ok func(call) bool) outage {
+		var o outage
+		o.err = testenv.Eventually(testenv.FailoverWithin, func() error {
+			o.last = try(ins[o.fails%2])
+			// While the master is frozen, 503 store_unavailable with
+			// Retry-After is the one acceptable refusal.
+			tl.record(o.last, true)
+			if ok(o.last) {
+				return nil
+			}
+			o.fails++
+			o.seen = append(o.seen, fmt.Sprintf("%d %s %q %v", o.last.status, o.last.code, o.last.retryAfter, o.last.err))
+			return fmt.Errorf("%d %s (%v)", o.last.status, o.last.code, o.last.err)
+		})
+		o.took = time.Since(start)
+		return o
+	}
+	var joins, polls outage
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		joins = retry(func(in *instance) call { return c.join(in.base(), show, probe) },
+			func(r call) bool { return r.status == http.StatusCreated || r.status == http.StatusOK })
+	}()
+	go func() {
+		defer wg.Done()
+		polls = retry(func(in *instance) call { return c.poll(in.base(), waiting.ticket) },
+			func(r call) bool { return r.status == http.StatusOK })
+	}()
+	wg.Wait()
+	t.Logf("sentinel failover of %s: joins failed %d times, working again after %v; polls failed %d times, working again after %v",
+		frozen, joins.fails, joins.took.Round(time.Millisecond), polls.fails, polls.took.Round(time.Millisecond))
+	t.Logf("answers while frozen: joins %v; polls %v", joins.seen, polls.seen)
+	if joins.err != nil || polls.err != nil {
+		t.Fatalf("still failing %v after freezing %s: joins %v, polls %v", testenv.FailoverWithin, frozen, joins.err, polls.err)
+	}
+	if now := masterAddr(t, testenv.MasterFor(t, s.redis, seats.KeySeats(show))); now == frozen {
+		t.Fatalf("joins worked on %s, the frozen master", frozen)
+	}
+	if v := viewOf(joins.last); v.Position != probe || v.State != "waiting" {
+		t.Errorf("the buyer who joined during the failover: %+v, want waiting at %d", v, probe)
+	}
+	members[probe] = &member{user: probe, home: int(probe % 2), ticket: viewOf(joins.last).Ticket, position: probe}
+
+	// Nothing moved: positions, admissions (the same signed grant, so the
+	// same window), used admissions.
+	for _, m := range members {
+		v := pollBoth(t, c, ins, m, tl)
+		if v.Position != m.position {
+			t.Errorf("user %d: position %d after the failover, %d before", m.user, v.Position, m.position)
+		}
+		before, ok := admitted[m.user]
+		switch {
+		case ok && v != before:
+			t.Errorf("user %d admitted before the failover: %+v, after it: %+v", m.user, before, v)
+		case !ok && v.State != "waiting":
+			t.Errorf("user %d waiting before the failover: %s after it", m.user, v.State)
+		}
+	}
+	for u, v := range admitted {
+		m := members[u]
+		res := c.placeAdmitted(ins[m.home].base(), u, show, seatOf(u), v.Admission)
+		tl.record(res, false)
+		switch {
+		case used[u] && (res.status != http.StatusForbidden || res.code != "admission_invalid"):
+			t.Errorf("user %d reuses an admission used before the failover: %d %s, want 403 admission_invalid", u, res.status, res.code)
+		case !used[u] && res.status != http.StatusCreated:
+			t.Errorf("user %d admitted before the failover places after it: %d %s %v", u, res.status, res.code, res.body)
+		}
+	}
+
+	// The loop goes on on the new master: resumed, it admits the rest.
+	if res := c.putQueue(a.base(), show, map[string]any{"enabled": true}); res.status != http.StatusOK {
+		t.Fatalf("PUT queue resumed: %d %s", res.status, res.code)
+	}
+	waitQueue(t, c, a, show, "everyone admitted", func(r call) bool { return num(r, "admitted") == probe })
+	for _, m := range members {
+		if _, ok := admitted[m.user]; ok {
+			continue
+		}
+		v := viewOf(c.poll(ins[m.home].base(), m.ticket))
+		res := c.placeAdmitted(ins[1-m.home].base(), m.user, show, seatOf(m.user), v.Admission)
+		tl.record(res, false)
+		if v.State != "admitted" || res.status != http.StatusCreated {
+			t.Errorf("user %d admitted after the failover (%s) places: %d %s", m.user, v.State, res.status, res.code)
+		}
+	}
+	if st := queueStatus(t, c, b, show); num(st, "joined") != probe || num(st, "placed") != probe {
+		t.Errorf("queue after the failover: %v, want %d joined and placed", st.body, probe)
+	}
+	tl.report(t)
+	if len(tl.bad) > 0 {
+		t.Errorf("answers no client may get:\n  %s", strings.Join(tl.bad, "\n  "))
+	}
+}
+
+// waitReplicated waits until a replica has every write so far to key's
+// master (as in core/seats' failover test): WAIT counts its own
+// connection's writes, and replication is one ordered stream, so a probe
+// write acknowledged by a replica means every earlier write is there.
+func waitReplicated(t *testing.T, rdb redis.UniversalClient, key string) {
+	t.Helper()
+	conn := testenv.MasterFor(t, rdb, key).Conn()
+	defer conn.Close()
+	probe := key + ":replicated"
+	if err := conn.Set(t.Context(), probe, "1", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Wait(t.Context(), 1, 5*time.Second).Result(); err != nil || n < 1 {
+		t.Fatalf("WAIT for a replica on the master of %s: %d replicas, %v", key, n, err)
+	}
+}
+
+// masterAddr is the server address behind c (CLIENT INFO's laddr).
+func masterAddr(t *testing.T, c *redis.Client) string {
+	t.Helper()
+	info, err := c.ClientInfo(t.Context()).Result()
+	if err != nil {
+		t.Fatalf("CLIENT INFO: %v", err)
+	}
+	return info.LAddr
 }
