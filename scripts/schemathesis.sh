@@ -99,12 +99,13 @@ seed="${ST_SEED:-$RANDOM}"
 status=0
 # First the stateful runs alone, without POST /shows/{id}/cancel: it takes
 # the demo show off sale at once (the fuzzer tries id 1 early), and every
-# chain after it would end at 409 show_cancelled. The second run has every
-# operation and phase, that one included.
+# chain after it would end at 409 show_cancelled; nor PUT /shows/{id}/queue,
+# after which every order needs an admission (403). The second run has
+# every operation and phase, those included.
 # Chains reach a payment only now and then (most holds meet seats an
 # earlier chain holds): the stateful run gets more scenarios.
 log "stateful runs along the links (seed $seed, $ST_STATEFUL_EXAMPLES scenarios)"
-st --phases stateful --exclude-operation-id cancelShow --max-examples "$ST_STATEFUL_EXAMPLES" || status=$?
+st --phases stateful --exclude-operation-id cancelShow --exclude-operation-id configureQueue --max-examples "$ST_STATEFUL_EXAMPLES" || status=$?
 log "every operation, every phase ($ST_MAX_EXAMPLES examples per operation)"
 st --max-examples "$ST_MAX_EXAMPLES" || status=$?
 # What the server answered, by route (its own metrics): shows how far the

@@ -20,13 +20,22 @@ func (s *Server) handleHealthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// handleReadyz pings the database, the seat store and the delay queue. Any
-// failure is a 503 (never a 500) whose code says what kind of failure it
-// is; the details go to the log.
+// handleReadyz reports whether the database, the seat store and the delay
+// queue answer. It answers from the health watcher's last probe while that
+// is fresh (storeHealth.recent), so a rush that keeps every pooled
+// connection busy cannot make the probe wait for one: a load balancer
+// would pull the instance in the middle of the sale. Without a fresh probe
+// it pings them itself. Any failure is a 503 (never a 500) whose code says
+// what kind of failure it is; the details go to the log.
 func (s *Server) handleReadyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
-	defer cancel()
-	if err := s.engine.Ready(ctx); err != nil {
+	ctx := c.Request().Context()
+	if down, ok := s.recentProbe(); ok {
+		if down != "" {
+			s.logger.WarnContext(ctx, "not ready", "down", down)
+			return c.JSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: core.ErrStoreUnavailable.Code,
+				Message: "not answering: " + down + "; the server log has the details"}})
+		}
+	} else if err := s.pingStores(ctx); err != nil {
 		code := core.ErrStoreUnavailable.Code
 		var ce *core.Error
 		if errors.As(err, &ce) {
@@ -46,6 +55,20 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// recentProbe is the health watcher's last finding while fresh.
+func (s *Server) recentProbe() (down string, ok bool) {
+	if s.health == nil {
+		return "", false
+	}
+	return s.health.recent(time.Now())
+}
+
+func (s *Server) pingStores(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	return s.engine.Ready(ctx)
 }
 
 // storesNamed returns which stores Engine.Ready found down: each of its

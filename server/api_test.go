@@ -504,6 +504,7 @@ func TestStoreOutage(t *testing.T) {
 	redis, env := goneSeatStore(t)
 	a := newTestApp(t, "SEATFLOW_REDIS", env["SEATFLOW_REDIS"], "SEATFLOW_REDIS_ALLOW_EVICTION", env["SEATFLOW_REDIS_ALLOW_EVICTION"])
 	redis.Close() // the seat store goes away
+	awaitStoreDown(t, a.app.health, storeSeats)
 
 	rec := a.do("GET", "/readyz", "")
 	if rec.Code != http.StatusServiceUnavailable || errorCode(t, rec) != "store_unavailable" {

@@ -33,12 +33,12 @@ type App struct {
 	engine  *core.Engine
 	Handler *Server
 
-	hub        *SeatHub
-	seats      seats.Interface       // in process with SEATFLOW_REDIS=embedded
-	redis      redis.UniversalClient // nil with the embedded seat store
-	queue      core.DelayQueue
-	metrics    *core.Metrics
-	room       *admission.Room // the waiting rooms; their Store is the seat store's
+	hub     *SeatHub
+	seats   seats.Interface       // in process with SEATFLOW_REDIS=embedded
+	redis   redis.UniversalClient // nil with the embedded seat store
+	queue   core.DelayQueue
+	metrics *core.Metrics
+	room    *admission.Room // the waiting rooms; their Store is the seat store's
 	// overloaded says whether the API sheds work now (the limiter): mode
 	// overload engages a queue only then. nil: never.
 	overloaded func() bool
@@ -46,6 +46,7 @@ type App struct {
 	Refunds    *core.Refunds
 	registry   *prometheus.Registry
 	http       *http.Server
+	conns      *connLimit // caps http's connections (connlimit.go)
 
 	stopReconcile context.CancelFunc
 	reconcileDone <-chan struct{}
@@ -90,17 +91,6 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
 	a.pruningDone = a.Reconciler.StartPruning(rctx, cfg.retentionPolicy())
-	// One step before serving: which shows need an admission is known
-	// before the first order arrives (Room.Required).
-	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
-		logger.WarnContext(ctx, "waiting room step", "err", err)
-	}
-	room, roomDone := a.room, make(chan struct{})
-	a.roomDone = roomDone
-	go func() {
-		defer close(roomDone)
-		room.Run(rctx)
-	}()
 	if a.relay != nil {
 		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
 			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
@@ -126,6 +116,29 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
 		Refunds: a.Refunds, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
+	nofile, err := descriptorLimit()
+	if err != nil {
+		return nil, err
+	}
+	maxConns, err := connCap(cfg.MaxConns, nofile, storeDescriptors(a.DB, a.redis))
+	if err != nil {
+		return nil, err
+	}
+	a.conns = newConnLimit(maxConns, a.Handler.overload.shed.WithLabelValues(shedConnections), a.registry)
+	a.http.ConnState = a.conns.track
+	// The waiting rooms read the API's limiter: mode overload engages a
+	// queue only while it sheds. One step before serving: which shows need
+	// an admission is known before the first order arrives (Room.Required).
+	a.overloaded = (&overloadSignal{limiter: a.Handler.overload.limiter, now: time.Now}).Overloaded
+	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
+		logger.WarnContext(ctx, "waiting room step", "err", err)
+	}
+	room, roomDone := a.room, make(chan struct{})
+	a.roomDone = roomDone
+	go func() {
+		defer close(roomDone)
+		room.Run(rctx)
+	}()
 	// Live seat-map streams never finish on their own: end them when the
 	// shutdown starts, or it would wait for them until its timeout.
 	a.http.RegisterOnShutdown(a.hub.Close)
@@ -209,16 +222,17 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if err != nil {
 		return nil, err
 	}
-	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats,
+	// Retention deletes a show's waiting room with its seat keys.
+	if err = a.openRoom(cfg, logger); err != nil {
+		return nil, err
+	}
+	a.Reconciler, err = reconcile.New(reconcile.Deps{Engine: a.engine, DB: a.DB, Seats: a.seats, Queues: a.room.Store(),
 		Clock: a.clock, Logger: logger, Metrics: a.registry},
 		reconcile.Options{Every: cfg.Reconcile.Every, SweepEvery: cfg.Reconcile.SweepEvery, Grace: cfg.Reconcile.Grace})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
 	if a.Refunds, err = core.NewRefunds(a.engine, a.DB, cfg.RefundApprovalCents); err != nil {
-		return nil, err
-	}
-	if err = a.openRoom(cfg, logger); err != nil {
 		return nil, err
 	}
 
@@ -352,17 +366,22 @@ func (a *App) serveOn(ctx context.Context, ln, profiles net.Listener) error {
 		defer a.servePprof(ctx, profiles)()
 	}
 	a.logger.InfoContext(ctx, "listening", "addr", "http://"+ln.Addr().String())
+	// The lane serves probes, metrics, the callback and the console over the
+	// connection cap, one request per connection (connlimit.go).
+	lane := newHTTPServer(a.cfg.Addr, a.Handler, a.logger)
+	lane.SetKeepAlivesEnabled(false)
+	go func() { _ = lane.Serve(a.conns.laneListener(ln.Addr())) }()
 	served := make(chan error, 1)
-	go func() { served <- a.http.Serve(ln) }()
+	go func() { served <- a.http.Serve(a.conns.listener(ln)) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("http server: %w", err)
+		return fmt.Errorf("http server: %w", errors.Join(err, lane.Close()))
 	case <-ctx.Done():
 	}
 	a.logger.Info("shutting down", "grace", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := a.http.Shutdown(sctx); err != nil {
+	if err := errors.Join(a.http.Shutdown(sctx), lane.Shutdown(sctx)); err != nil {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil
@@ -384,7 +403,9 @@ func (a *App) Close() error {
 		a.stopReconcile()
 		<-a.reconcileDone
 		<-a.pruningDone
-		<-a.roomDone
+		if a.roomDone != nil {
+			<-a.roomDone
+		}
 	}
 	if a.stopHealth != nil {
 		a.stopHealth()

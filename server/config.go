@@ -143,6 +143,17 @@ type Config struct {
 	// addresses whose X-Forwarded-For names the client.
 	TrustedProxies []*net.IPNet
 
+	// Overload protection (overload.go, connlimit.go). MaxInFlight
+	// (SEATFLOW_MAX_INFLIGHT, default 0: derived from the database pool)
+	// bounds the API work in flight; the adaptive limit moves under it to
+	// keep its p99 latency within LatencyObjective
+	// (SEATFLOW_LATENCY_OBJECTIVE, default 250ms). MaxConns
+	// (SEATFLOW_MAX_CONNS, default 0: derived from RLIMIT_NOFILE) caps the
+	// open client connections.
+	MaxInFlight      int
+	LatencyObjective time.Duration
+	MaxConns         int
+
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
 	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
 	ShutdownTimeout time.Duration // SEATFLOW_SHUTDOWN_TIMEOUT: grace for in-flight requests
@@ -265,6 +276,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		p.fail("SEATFLOW_TIMEOUT_WORKERS", p.getenv("SEATFLOW_TIMEOUT_WORKERS"),
 			fmt.Sprintf("want a whole number from 1 to %d", maxTimeoutWorkers))
 	}
+	c.MaxInFlight = p.derivedInt("SEATFLOW_MAX_INFLIGHT")
+	c.LatencyObjective = p.positiveDuration("SEATFLOW_LATENCY_OBJECTIVE", admission.DefaultObjective)
+	c.MaxConns = p.derivedInt("SEATFLOW_MAX_CONNS")
 	c.TrustedProxies = p.cidrs("SEATFLOW_TRUSTED_PROXIES")
 	c.SessionIdle = p.positiveDuration("SEATFLOW_SESSION_IDLE", access.DefaultSessionIdle)
 	if c.SessionIdle > 0 && c.SessionIdle < access.MinSessionIdle {
@@ -334,6 +348,20 @@ func (p *envParser) nonNegativeInt(name string, def int) int {
 	if err != nil || n < 0 || n > 1_000_000 {
 		p.fail(name, v, "want a whole number from 0 (no limit) to 1000000")
 		return def
+	}
+	return n
+}
+
+// derivedInt reads a count where 0, the default, has the server derive it.
+func (p *envParser) derivedInt(name string) int {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 1_000_000 {
+		p.fail(name, v, "want a whole number from 0 (derived) to 1000000")
+		return 0
 	}
 	return n
 }

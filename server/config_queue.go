@@ -36,7 +36,7 @@ const maxQueueRate = 1_000_000
 func (p *envParser) queue() QueueConfig {
 	q := QueueConfig{
 		Tick:        p.positiveDuration("SEATFLOW_QUEUE_TICK", 250*time.Millisecond),
-		Objective:   p.positiveDuration("SEATFLOW_QUEUE_OBJECTIVE", 250*time.Millisecond),
+		Objective:   p.positiveDuration("SEATFLOW_QUEUE_OBJECTIVE", admission.DefaultPlaceObjective),
 		MinRate:     p.positiveInt("SEATFLOW_QUEUE_MIN_RATE", int(admission.DefaultMinRate)),
 		MaxRate:     p.positiveInt("SEATFLOW_QUEUE_MAX_RATE", int(admission.DefaultMaxRate)),
 		InitialRate: p.positiveInt("SEATFLOW_QUEUE_INITIAL_RATE", int(admission.DefaultInitialRate)),

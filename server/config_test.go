@@ -42,6 +42,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"secret generated", c.PaymentSecretGenerated, true},
 		{"session idle", c.SessionIdle, 30 * time.Minute},
 		{"IPv6 prefix", c.RateLimits.IPv6Prefix, 64},
+		{"max in flight: derived", c.MaxInFlight, 0},
+		{"latency objective", c.LatencyObjective, 250 * time.Millisecond},
+		{"max conns: derived", c.MaxConns, 0},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -72,6 +75,9 @@ func TestLoadConfigValues(t *testing.T) {
 		"SEATFLOW_REFUND_APPROVAL_CENTS": "5000",
 		"SEATFLOW_SESSION_IDLE":          "2h",
 		"SEATFLOW_REQUIRE_2FA":           "admin",
+		"SEATFLOW_MAX_INFLIGHT":          "40",
+		"SEATFLOW_LATENCY_OBJECTIVE":     "100ms",
+		"SEATFLOW_MAX_CONNS":             "5000",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +88,8 @@ func TestLoadConfigValues(t *testing.T) {
 	}
 	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
 		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
-		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != access.SecondFactorAdmins || c.SessionIdle != 2*time.Hour {
+		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != access.SecondFactorAdmins || c.SessionIdle != 2*time.Hour ||
+		c.MaxInFlight != 40 || c.LatencyObjective != 100*time.Millisecond || c.MaxConns != 5000 {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -146,6 +153,11 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_SESSION_IDLE", "0s", ""},
 		{"SEATFLOW_SESSION_IDLE", "30", ""},
 		{"SEATFLOW_SESSION_IDLE", "4m", "at least 5m"},
+		{"SEATFLOW_MAX_INFLIGHT", "-1", "0 (derived)"},
+		{"SEATFLOW_MAX_INFLIGHT", "lots", ""},
+		{"SEATFLOW_MAX_CONNS", "1000001", "0 (derived) to 1000000"},
+		{"SEATFLOW_LATENCY_OBJECTIVE", "0s", ""},
+		{"SEATFLOW_LATENCY_OBJECTIVE", "250", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {

@@ -103,8 +103,13 @@ func handleError(err error, c echo.Context) {
 	status, detail := statusOf(err)
 	switch status {
 	case http.StatusServiceUnavailable:
-		// An outage, not a refusal: clients and proxies may retry shortly.
-		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+		// An outage or overload, not a refusal: clients and proxies may
+		// retry shortly; overload says how soon.
+		ra := retryAfterSeconds
+		if errors.Is(err, errOverloaded) {
+			ra = strconv.Itoa(retryAfter(err))
+		}
+		c.Response().Header().Set("Retry-After", ra)
 	case http.StatusTooManyRequests:
 		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
 	}
@@ -115,8 +120,8 @@ func handleError(err error, c echo.Context) {
 	_ = c.JSON(status, errorBody{Error: detail})
 }
 
-// retryAfter is a rate-limited error's Retry-After in whole seconds, at
-// least one.
+// retryAfter is a rate-limited or overloaded error's Retry-After in whole
+// seconds, at least one.
 func retryAfter(err error) int {
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.RetryAfter > time.Second {

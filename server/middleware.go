@@ -253,8 +253,24 @@ const (
 // banner does not wait for the next tick; a probe that finds everything
 // answering clears it: recovery needs no restart.
 type storeHealth struct {
-	down  atomic.Pointer[string] // nil while every store answers
-	kicks chan struct{}
+	down   atomic.Pointer[string] // nil while every store answers
+	probed atomic.Int64           // when the last probe finished, Unix nanoseconds; 0 before the first
+	kicks  chan struct{}
+}
+
+// healthFresh is how old the last probe may be for /readyz to answer from
+// it: a probe every healthEvery taking up to healthTimeout, and a second
+// to spare. Older (the watcher is stuck or not running) it pings itself.
+const healthFresh = healthEvery + healthTimeout + time.Second
+
+// recent returns what the last probe found, and false when there is no
+// probe that finished within healthFresh of now.
+func (h *storeHealth) recent(now time.Time) (down string, ok bool) {
+	at := h.probed.Load()
+	if at == 0 || now.Sub(time.Unix(0, at)) > healthFresh {
+		return "", false
+	}
+	return h.Down(), true
 }
 
 func newStoreHealth() *storeHealth { return &storeHealth{kicks: make(chan struct{}, 1)} }
@@ -268,6 +284,7 @@ func (h *storeHealth) Down() string {
 }
 
 func (h *storeHealth) set(down []string) {
+	defer h.probed.Store(time.Now().UnixNano())
 	if len(down) == 0 {
 		h.down.Store(nil)
 		return
@@ -318,8 +335,9 @@ func storeStatus(h *storeHealth) echo.MiddlewareFunc {
 			}
 			err := next(c)
 			// Console pages render their own error page and return nil,
-			// so the status counts too.
-			if core.ErrorKind(err) == core.KindUnavailable ||
+			// so the status counts too. Shed work says nothing of the
+			// stores: a rush must not become a probe per request.
+			if (core.ErrorKind(err) == core.KindUnavailable && !errors.Is(err, errOverloaded)) ||
 				(err == nil && c.Response().Status == http.StatusServiceUnavailable) {
 				h.kick()
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,6 +82,7 @@ func TestStoreStatusMiddleware(t *testing.T) {
 		{"db down, page still renders", []string{storeDatabase}, func(c echo.Context) error { return c.NoContent(200) }, "database", false},
 		{"store error kicks", nil, func(echo.Context) error { return fmt.Errorf("place: %w", core.ErrStoreUnavailable) }, "", true},
 		{"console 503 page kicks", nil, func(c echo.Context) error { return c.NoContent(http.StatusServiceUnavailable) }, "", true},
+		{"shed work does not: a rush is no outage", nil, func(echo.Context) error { return errOverloaded }, "", false},
 		{"conflict does not", nil, func(echo.Context) error { return core.ErrSeatUnavailable }, "", false},
 		{"internal does not", nil, func(echo.Context) error { return fmt.Errorf("bug") }, "", false},
 	}
@@ -103,5 +105,19 @@ func TestStoreStatusMiddleware(t *testing.T) {
 				t.Errorf("kicked = %v, want %v", kicked, tc.kicked)
 			}
 		})
+	}
+}
+
+// awaitStoreDown kicks the app's health watcher until its probe has seen
+// store down: /readyz answers from that probe.
+func awaitStoreDown(t testing.TB, h *storeHealth, store string) {
+	t.Helper()
+	deadline := time.Now().Add(healthFresh)
+	for !strings.Contains(h.Down(), store) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the health watcher did not see the %s down within %v (down: %q)", store, healthFresh, h.Down())
+		}
+		h.kick()
+		time.Sleep(5 * time.Millisecond)
 	}
 }

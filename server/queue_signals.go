@@ -8,6 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"seatflow/core"
+	"seatflow/core/admission"
 )
 
 // backlogWindow is how far back the timeout backlog looks.
@@ -78,4 +79,31 @@ func (b *expiryBacklog) Backlog() (n, bound int64) {
 		b.recent, b.prev, b.prevAt = int64(total-b.prev), total, now
 	}
 	return b.recent, b.bound
+}
+
+// shedMemory is how long an instance counts as overloaded after it last
+// shed a request: long enough for a waiting room's step to see it.
+const shedMemory = time.Second
+
+// overloadSignal says whether the API is overloaded now: its limit of work
+// in flight is reached, or it shed a request within shedMemory. Mode
+// overload engages a queue only then, and the controller slows down.
+type overloadSignal struct {
+	limiter *admission.Limiter
+	now     func() time.Time
+
+	mu       sync.Mutex
+	lastShed uint64
+	shedAt   time.Time
+}
+
+func (o *overloadSignal) Overloaded() bool {
+	st := o.limiter.Stats()
+	now := o.now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if st.Shed != o.lastShed {
+		o.lastShed, o.shedAt = st.Shed, now
+	}
+	return st.InFlight >= st.Limit || (!o.shedAt.IsZero() && now.Sub(o.shedAt) < shedMemory)
 }

@@ -27,15 +27,21 @@ func (s *Server) routes() {
 	// JSON API for the ticketing front end and the payment gateway. The
 	// middleware is per route, not on the group: a group's catch-all would
 	// turn "wrong method" (405) into 404.
+	// s.overload.limit (overload.go) comes first on every costly route: over
+	// the limit of work in flight it answers 503 overloaded at once. Never
+	// on the lane (laneRoute): probes, metrics, the contract, the payment
+	// callback (counted, not shed: s.overload.count), the console; nor on
+	// the waiting room's join and poll, POST /shows/:id/queue and
+	// GET /queue/:ticket, which must answer in a rush.
 	api := e.Group("/api/v1")
 	auth := s.apiKeyAuth() // API keys and the scope each route needs: api_keys.go
-	mw := []echo.MiddlewareFunc{auth, s.abuse.middleware,
+	mw := []echo.MiddlewareFunc{s.overload.limit, auth, s.abuse.middleware,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
 	// The contract (openapi.go): no key, as client generators read it.
 	api.GET("/openapi.json", handleOpenAPI, apiHeaders)
 	api.GET("/shows", s.handleShows, mw...)
 	api.GET("/shows/:id/seats", s.handleSeats, mw...)
-	planMW := []echo.MiddlewareFunc{auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
+	planMW := []echo.MiddlewareFunc{s.overload.limit, auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)
@@ -53,12 +59,16 @@ func (s *Server) routes() {
 	}
 	// The gateway holds no API key: its callback is authenticated by its
 	// HMAC signature alone (api_payments.go).
-	api.POST("/payments/callback", s.handlePaymentCallback,
+	api.POST("/payments/callback", s.handlePaymentCallback, s.overload.count,
 		middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout))
 	if s.room != nil { // servers built without one (handler tests) have no queue routes
-		api.PUT("/shows/:id/queue", s.handlePutQueue, mw...)
-		api.GET("/shows/:id/queue", s.handleGetQueue, mw...)
-		api.POST("/shows/:id/queue", s.handleJoinQueue, mw...)
+		// Never shed (no s.overload.limit): joins and polls must answer in
+		// a rush, and an operator must be able to pause one.
+		queueMW := []echo.MiddlewareFunc{auth, s.abuse.middleware,
+			middleware.BodyLimit(apiBodyLimit), deadline(s.cfg.RequestTimeout)}
+		api.PUT("/shows/:id/queue", s.handlePutQueue, queueMW...)
+		api.GET("/shows/:id/queue", s.handleGetQueue, queueMW...)
+		api.POST("/shows/:id/queue", s.handleJoinQueue, queueMW...)
 		// A ticket is a signed bearer secret: no key, no abuse limit (a
 		// forged one costs a signature check), no store before it is
 		// verified (api_queue.go).

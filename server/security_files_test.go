@@ -108,8 +108,9 @@ func TestAPIResponseHeaders(t *testing.T) {
 func TestReadyzHidesInternalErrors(t *testing.T) {
 	logs := &syncBuffer{}
 	redis, env := goneSeatStore(t)
-	_, base, _ := startApp(t, env, NewLogger(logs, slog.LevelInfo))
+	app, base, _ := startApp(t, env, NewLogger(logs, slog.LevelInfo))
 	redis.Close() // the seat store goes away
+	awaitStoreDown(t, app.health, storeSeats)
 	resp, err := http.Get(base + "/readyz")
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,8 @@ type Server struct {
 	skew     *clockSkew
 	abuse    *abuseLimits
 	room     *admission.Room
+	overload *overload
+	health   *storeHealth // nil (handler tests): /readyz pings the stores itself
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -78,7 +80,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.SchemeExtractor = schemeExtractor(cfg.TrustedProxies)
 	e.Pre(apiHeaders)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
-		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry), room: d.Room}
+		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry), health: d.health, room: d.Room,
+		overload: newOverload(cfg, d.DB.PoolSize(), d.Registry)}
 	hm := newHTTPMetrics(d.Registry)
 	e.Use(traceID(), requestLog(d.Logger, hm), recoverPanics(d.Logger))
 	if d.health != nil {

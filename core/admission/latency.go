@@ -32,7 +32,7 @@ var latencyBounds = [...]time.Duration{
 }
 
 // LatencyWindow keeps the latencies of the last span in a ring of slots,
-// each a fixed histogram, so Observe is a lock, a search of 42 bounds and
+// each a fixed histogram, so Observe is a binary search of 42 bounds, a lock and
 // an increment, and its memory never grows with the load. Safe for
 // concurrent use.
 type LatencyWindow struct {

@@ -16,11 +16,9 @@ func newFakeClock() *fakeClock {
 	return c
 }
 
-func (c *fakeClock) now() time.Time           { return time.Unix(0, c.ns.Load()) }
-func (c *fakeClock) advance(d time.Duration)  { c.ns.Add(int64(d)) }
-func ms(n int) time.Duration                  { return time.Duration(n) * time.Millisecond }
-func repeat(n int, d time.Duration) []obsStep { return []obsStep{{n: n, d: d}} }
-func (s obsStep) then(o ...obsStep) []obsStep { return append([]obsStep{s}, o...) }
+func (c *fakeClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+func millis(n int) time.Duration             { return time.Duration(n) * time.Millisecond }
 
 // obsStep observes d n times after moving the clock by wait.
 type obsStep struct {
@@ -37,21 +35,21 @@ func TestLatencyWindow(t *testing.T) {
 		want  time.Duration
 	}{
 		{"empty", nil, 0, 0},
-		{"all alike", repeat(100, ms(10)), 0, ms(10)},
-		{"one slow in a hundred is the 1 %", obsStep{n: 99, d: ms(10)}.then(obsStep{n: 1, d: ms(900)}), 0, ms(10)},
-		{"two slow in a hundred", obsStep{n: 98, d: ms(10)}.then(obsStep{n: 2, d: ms(900)}), 0, time.Second},
-		{"one alone", repeat(1, ms(42)), 0, ms(50)},
-		{"the objective is a bound", repeat(100, ms(250)), 0, ms(250)},
-		{"just above the objective", repeat(100, ms(251)), 0, ms(300)},
-		{"zero", repeat(10, 0), 0, ms(1)},
-		{"beyond the last bound", repeat(10, time.Hour), 0, time.Minute},
-		{"still in the window", repeat(100, ms(700)), ms(1700), ms(800)},
-		{"gone after the span", repeat(100, ms(700)), 2 * time.Second, 0},
+		{"all alike", []obsStep{{n: 100, d: millis(10)}}, 0, millis(10)},
+		{"one slow in a hundred is the 1 %", []obsStep{{n: 99, d: millis(10)}, {n: 1, d: millis(900)}}, 0, millis(10)},
+		{"two slow in a hundred", []obsStep{{n: 98, d: millis(10)}, {n: 2, d: millis(900)}}, 0, time.Second},
+		{"one alone", []obsStep{{n: 1, d: millis(42)}}, 0, millis(50)},
+		{"the objective is a bound", []obsStep{{n: 100, d: millis(250)}}, 0, millis(250)},
+		{"just above the objective", []obsStep{{n: 100, d: millis(251)}}, 0, millis(300)},
+		{"zero", []obsStep{{n: 10, d: 0}}, 0, millis(1)},
+		{"beyond the last bound", []obsStep{{n: 10, d: time.Hour}}, 0, time.Minute},
+		{"still in the window", []obsStep{{n: 100, d: millis(700)}}, millis(1700), millis(800)},
+		{"gone after the span", []obsStep{{n: 100, d: millis(700)}}, 2 * time.Second, 0},
 		{"old slow ones leave, new fast ones stay",
-			obsStep{n: 100, d: ms(700)}.then(obsStep{wait: ms(1500), n: 100, d: ms(5)}), ms(600), ms(5)},
-		{"slow ones in the window outweigh", obsStep{n: 100, d: ms(700)}.then(obsStep{wait: ms(1500), n: 100, d: ms(5)}), ms(200), ms(800)},
+			[]obsStep{{n: 100, d: millis(700)}, {wait: millis(1500), n: 100, d: millis(5)}}, millis(600), millis(5)},
+		{"slow ones in the window outweigh", []obsStep{{n: 100, d: millis(700)}, {wait: millis(1500), n: 100, d: millis(5)}}, millis(200), millis(800)},
 		{"a slot reused a span later starts empty",
-			obsStep{n: 100, d: ms(700)}.then(obsStep{wait: 2 * time.Second, n: 1, d: ms(5)}), 0, ms(5)},
+			[]obsStep{{n: 100, d: millis(700)}, {wait: 2 * time.Second, n: 1, d: millis(5)}}, 0, millis(5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
@@ -80,7 +78,7 @@ func TestLatencyWindowRace(t *testing.T) {
 	for i := range writers {
 		wg.Go(func() {
 			for j := range each {
-				w.Observe(ms(1 + (i+j)%5))
+				w.Observe(millis(1 + (i+j)%5))
 			}
 		})
 	}
@@ -104,7 +102,7 @@ func TestLatencyWindowRace(t *testing.T) {
 	if n != writers*each {
 		t.Errorf("%d observations counted, want %d", n, writers*each)
 	}
-	if got := w.P99(); got != ms(5) {
+	if got := w.P99(); got != millis(5) {
 		t.Errorf("P99 = %v, want 5ms", got)
 	}
 }

@@ -159,37 +159,26 @@ func (m *Memory) Position(ctx context.Context, e Entry) (int64, error) {
 	return q.drawn[e.User], nil
 }
 
-// Shuffle implements Store. The draw is computed with the show unlocked,
-// on the pre-queue closed just before, so joins and polls go on meanwhile.
+// Shuffle implements Store. The draw runs with the show locked: once per
+// queue, some milliseconds for a pre-queue of 100,000.
 func (m *Memory) Shuffle(ctx context.Context, show int64, now time.Time) (bool, error) {
 	q := m.lockShow(show, false)
 	if q == nil {
 		return false, ErrNoQueue
 	}
+	defer q.mu.Unlock()
 	if q.shuffled || q.seed == nil || now.Before(q.settings.OpensAt) {
-		q.mu.Unlock()
 		return false, nil
 	}
 	q.closed = true
-	seed, pre := q.seed, slices.Clone(q.entries[:q.preN])
-	q.mu.Unlock()
-
-	pos := DrawOrder(seed, pre)
-
-	q = m.lockShow(show, false)
-	if q == nil {
-		return false, ErrNoQueue
-	}
-	defer q.mu.Unlock()
-	if q.shuffled || !slices.Equal(q.seed, seed) {
-		return false, nil // another caller drew it, or the queue was deleted and made anew
-	}
+	pre := q.entries[:q.preN]
+	pos := DrawOrder(q.seed, pre)
 	q.drawn = make(map[int64]int64, len(pre))
 	for i, e := range pre {
 		q.drawn[e.User] = pos[i]
 	}
 	q.shuffled = true
-	q.settings.Seed = hex.EncodeToString(seed)
+	q.settings.Seed = hex.EncodeToString(q.seed)
 	return true, nil
 }
 

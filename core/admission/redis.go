@@ -355,18 +355,20 @@ func (r *Redis) Shows(ctx context.Context) ([]int64, error) {
 	}
 	slices.Sort(ids)
 	cmds := make([]*redis.StringCmd, len(ids))
-	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	// The error is the first command's: each one is looked at below.
+	_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = p.HGet(ctx, keyCfg(id), "enabled")
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, wrap("read the queues", err)
-	}
 	var on []int64
 	for i, id := range ids {
-		if cmds[i].Val() == "1" {
+		v, err := cmds[i].Result()
+		if err != nil && !errors.Is(err, redis.Nil) { // Nil: deleted meanwhile
+			return nil, wrap("read the queues", err)
+		}
+		if v == "1" {
 			on = append(on, id)
 		}
 	}

@@ -29,6 +29,9 @@ type fixture struct {
 	show  core.Show
 	seats *flakySeats
 	queue *flakyQueue
+	// queues is the reconcilers' waiting rooms; none unless a test sets it
+	// before calling reconciler.
+	queues reconcile.QueueStore
 }
 
 const (
@@ -54,7 +57,8 @@ func newFixture(t *testing.T, st *stacktest.Stack) *fixture {
 // reconciler is another reconciler on the fixture's stack (another instance).
 func (f *fixture) reconciler(t *testing.T, owner string, reg prometheus.Registerer) *reconcile.Reconciler {
 	t.Helper()
-	rec, err := reconcile.New(reconcile.Deps{Engine: f.eng, DB: f.st.DB, Seats: f.st.Seats, Clock: f.clock, Metrics: reg},
+	rec, err := reconcile.New(reconcile.Deps{Engine: f.eng, DB: f.st.DB, Seats: f.st.Seats,
+		Queues: f.queues, Clock: f.clock, Metrics: reg},
 		reconcile.Options{Owner: owner, Grace: grace})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,8 @@ type PruneReport struct {
 // Prune runs the retention job once under the reconcile lease, so it never
 // overlaps a reconcile run (nor another instance's pruning): ErrBusy when
 // the lease is held. It deletes closed orders' old events in batches and
-// the Redis keys of shows over for longer than the show grace.
+// the Redis keys (seats and waiting room) of shows over for longer than
+// the show grace.
 func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, error) {
 	if err := p.Validate(); err != nil {
 		return PruneReport{}, core.Invalidf("retention: %v", err)
@@ -65,6 +66,11 @@ func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, 
 	for _, id := range ended {
 		if err := r.deps.Seats.DeleteShow(runCtx, id); err != nil {
 			return rep, fmt.Errorf("retention: show %d: %w", id, err)
+		}
+		if r.deps.Queues != nil {
+			if err := r.deps.Queues.Delete(runCtx, id); err != nil {
+				return rep, fmt.Errorf("retention: show %d queue: %w", id, err)
+			}
 		}
 		rep.ShowsCleared++
 	}

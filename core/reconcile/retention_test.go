@@ -2,11 +2,15 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"seatflow/core"
+	"seatflow/core/admission"
 	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
@@ -18,6 +22,12 @@ func TestPrune(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		ctx := context.Background()
 		f := newFixture(t, st)
+		queues := admission.NewMemory()
+		f.queues = queues
+		f.rec = f.reconciler(t, "test-"+stacktest.RandHex(3), prometheus.NewRegistry())
+		if _, err := queues.Configure(ctx, f.show.ID, admission.Settings{Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
 		paid := f.place(t, 1, "A-1")
 		f.pay(t, paid)
 		f.cancel(t, f.place(t, 2, "A-2"))
@@ -112,6 +122,12 @@ func TestPruneKeepsShowWithPendingOrder(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		ctx := context.Background()
 		f := newFixture(t, st)
+		queues := admission.NewMemory()
+		f.queues = queues
+		f.rec = f.reconciler(t, "test-"+stacktest.RandHex(3), prometheus.NewRegistry())
+		if _, err := queues.Configure(ctx, f.show.ID, admission.Settings{Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
 		paid := f.place(t, 1, "A-1")
 		f.pay(t, paid)
 		held := f.place(t, 2, "A-2", "A-3")
@@ -140,6 +156,9 @@ func TestPruneKeepsShowWithPendingOrder(t *testing.T) {
 		if !slices.Contains(onSale, f.show.ID) {
 			t.Errorf("shows reconcile and the start-up rebuild keep: %v, want %d among them", onSale, f.show.ID)
 		}
+		if _, err := queues.Status(ctx, f.show.ID); err != nil {
+			t.Errorf("the show's waiting room after pruning: %v, want it kept", err)
+		}
 
 		f.cancel(t, held)
 		if rep, err = f.rec.Prune(ctx, core.DefaultRetention); err != nil {
@@ -148,6 +167,9 @@ func TestPruneKeepsShowWithPendingOrder(t *testing.T) {
 		if rep.ShowsCleared != 1 || seatStateParts(t, st, f.show.ID) != 0 {
 			t.Errorf("after the order ended: cleared %d shows, %d seat-state parts left; want 1 and 0",
 				rep.ShowsCleared, seatStateParts(t, st, f.show.ID))
+		}
+		if _, err := queues.Status(ctx, f.show.ID); !errors.Is(err, admission.ErrNoQueue) {
+			t.Errorf("the show's waiting room after the show was cleared: %v, want it gone", err)
 		}
 	})
 }
@@ -159,6 +181,12 @@ func TestPruneKeepsRefundedTimeline(t *testing.T) {
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		ctx := context.Background()
 		f := newFixture(t, st)
+		queues := admission.NewMemory()
+		f.queues = queues
+		f.rec = f.reconciler(t, "test-"+stacktest.RandHex(3), prometheus.NewRegistry())
+		if _, err := queues.Configure(ctx, f.show.ID, admission.Settings{Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
 		paid := f.place(t, 1, "A-1")
 		f.pay(t, paid)
 		f.clock.Advance(core.DefaultRetention.OrderEvents + 24*time.Hour)

@@ -49,11 +49,14 @@ var ErrBusy = &core.Error{Kind: core.KindConflict, Code: "reconcile_busy", Messa
 // existed, or it was pruned).
 var ErrRunNotFound = &core.Error{Kind: core.KindNotFound, Code: "reconcile_run_not_found", Message: "reconcile run not found"}
 
-// Deps are what a Reconciler works on. Clock, Logger and Metrics may be nil.
+// Deps are what a Reconciler works on. Queues, Clock, Logger and Metrics
+// may be nil; retention deletes a show's waiting room (Queues) with its
+// seat keys.
 type Deps struct {
 	Engine  *core.Engine
 	DB      *store.DB
 	Seats   SeatStore
+	Queues  QueueStore
 	Clock   core.Clock
 	Logger  *slog.Logger
 	Metrics prometheus.Registerer

@@ -28,3 +28,9 @@ type SeatReader interface {
 	Limits(ctx context.Context, showID int64) (map[int64]int, error)
 	Blocks(ctx context.Context, showID int64) (map[string]string, error)
 }
+
+// QueueStore is what retention removes of the shows' waiting rooms
+// (admission.Store): a show's queue goes with its seat keys.
+type QueueStore interface {
+	Delete(ctx context.Context, showID int64) error
+}

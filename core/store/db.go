@@ -222,6 +222,11 @@ func (db *DB) Close() error {
 // keep their own tables in this database (the embedded delay queue).
 func (db *DB) X() *sqlx.DB { return db.w }
 
+// PoolSize is how many connections the pool that reads use may open (on
+// MySQL the only pool, on SQLite the read pool beside its one writer):
+// what the server sizes its limit of API work in flight by.
+func (db *DB) PoolSize() int { return db.r.Stats().MaxOpenConnections }
+
 // Dialect says which database this is.
 func (db *DB) Dialect() Dialect { return db.dialect }
 

@@ -42,6 +42,7 @@ func testEnv(t *testing.T, extra map[string]string) func(string) string {
 		"SEATFLOW_DB":             "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db"),
 		"SEATFLOW_API_TOKEN":      testToken,
 		"SEATFLOW_PAYMENT_SECRET": "cmd-test-secret-0123456789",
+		"SEATFLOW_ADMISSION_KEY":  "Y21kLXRlc3QtYWRtaXNzaW9uLWtleS0wMTIzNDU2Nzg5MDE=",
 	}
 	for k, v := range extra {
 		env[k] = v

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +29,9 @@ func printGeneratedSecrets(w io.Writer, cfg server.Config, advice string) error 
 	if cfg.PaymentSecretGenerated {
 		lines = append(lines, "SEATFLOW_PAYMENT_SECRET="+cfg.PaymentSecret.Reveal())
 	}
+	if cfg.AdmissionKeyGenerated {
+		lines = append(lines, "SEATFLOW_ADMISSION_KEY="+base64.StdEncoding.EncodeToString(cfg.AdmissionKey))
+	}
 	if len(lines) == 0 {
 		return nil
 	}
@@ -36,6 +40,9 @@ func printGeneratedSecrets(w io.Writer, cfg server.Config, advice string) error 
 		names[i], _, _ = strings.Cut(l, "=")
 	}
 	what := strings.Join(names, " and ")
+	// Instances given different values refuse each other's bootstrap
+	// token, payment callbacks and admissions.
+	advice += "; several instances must all be given the same"
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprintf(w, "WARNING: %s not set; generated (%s):\n  %s\n", what, advice, strings.Join(lines, "\n  "))
 		return nil

@@ -9,11 +9,12 @@ import (
 )
 
 // A secret generated while stdout is not a terminal (a log) goes to a 0600
-// file in the data directory; the output names the file, never the value.
+// file in the data directory, every generated one; the output names the
+// file, never the value.
 func TestGeneratedSecretsGoToAPrivateFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	env := testEnv(t, map[string]string{"SEATFLOW_DB": "sqlite://" + filepath.Join(dir, "seatflow.db"),
-		"SEATFLOW_API_TOKEN": "", "SEATFLOW_PAYMENT_SECRET": ""})
+		"SEATFLOW_API_TOKEN": "", "SEATFLOW_PAYMENT_SECRET": "", "SEATFLOW_ADMISSION_KEY": ""})
 	var out bytes.Buffer
 	if err := run(t.Context(), []string{"seatflow", "demo"}, env, &out); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
@@ -33,14 +34,19 @@ func TestGeneratedSecretsGoToAPrivateFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := map[string]bool{"SEATFLOW_API_TOKEN": true, "SEATFLOW_PAYMENT_SECRET": true, "SEATFLOW_ADMISSION_KEY": true}
 	for _, line := range strings.Split(strings.TrimSpace(string(content)), "\n") {
 		name, value, _ := strings.Cut(line, "=")
-		if name != "SEATFLOW_API_TOKEN" && name != "SEATFLOW_PAYMENT_SECRET" || len(value) < 16 {
+		if !want[name] || len(value) < 16 {
 			t.Fatalf("unexpected line %q in %s", line, path)
 		}
+		delete(want, name)
 		if strings.Contains(out.String(), value) {
 			t.Errorf("the value of %s is printed:\n%s", name, out.String())
 		}
+	}
+	if len(want) != 0 {
+		t.Errorf("%s lacks %v", path, want)
 	}
 	dirInfo, err := os.Stat(dir)
 	if err != nil {

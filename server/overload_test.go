@@ -1,0 +1,164 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"seatflow/core/access"
+)
+
+// TestOverloadSheds: with the limit of API work held full by requests
+// blocked in their handler, the next costly request is refused at once
+// with 503 overloaded and Retry-After, while the lane still answers:
+// probes, metrics, the contract, the payment callback and a clerk signing
+// in and force-cancelling in the console.
+func TestOverloadSheds(t *testing.T) {
+	a := newTestApp(t, "SEATFLOW_MAX_INFLIGHT", "2")
+	toPay := a.place(1, "A-1")
+	toCancel := a.place(2, "B-1")
+	clerk := (&consoleEnv{t: t, e: a.app.Handler.echo, db: a.app.DB}).addStaff("clerk", access.RoleBoxOffice)
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	a.app.Handler.overload.admitted = func(c echo.Context) {
+		if c.Request().URL.Path == "/api/v1/shows" {
+			entered <- struct{}{}
+			<-release
+		}
+	}
+	var wg sync.WaitGroup
+	held := make([]int, 2)
+	for i := range held {
+		wg.Go(func() { held[i] = a.do("GET", "/api/v1/shows", "").Code })
+	}
+	for range held {
+		<-entered
+	}
+	if s := a.app.Handler.overload.limiter.Stats(); s.InFlight != 2 || s.Limit != 2 {
+		t.Fatalf("limiter %+v, want 2 in flight at a limit of 2", s)
+	}
+
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", fmt.Sprintf("/api/v1/shows/%d", a.show.ID), ""},
+		{"POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":3,"show_id":%d,"seat_ids":["C-1"]}`, a.show.ID)},
+		{"GET", "/api/v1/orders/" + toPay["order_no"].(string), ""},
+	} {
+		rec := a.do(c.method, c.path, c.body)
+		if rec.Code != http.StatusServiceUnavailable || errorCode(t, rec) != "overloaded" || rec.Header().Get("Retry-After") != "1" {
+			t.Errorf("%s %s at the limit: %d %s, Retry-After %q; want 503 overloaded, 1",
+				c.method, c.path, rec.Code, rec.Body, rec.Header().Get("Retry-After"))
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"} {
+		if rec := a.do("GET", path, "", "Authorization", ""); rec.Code != http.StatusOK {
+			t.Errorf("GET %s at the limit: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-rush","amount_cents":1500}`, toPay["order_no"])); rec.Code != http.StatusOK {
+		t.Errorf("payment callback at the limit: %d %s", rec.Code, rec.Body)
+	}
+	b := (&consoleEnv{t: t, e: a.app.Handler.echo, db: a.app.DB}).browser()
+	if rec := b.login(clerk.Username, testPassword); rec.Code != http.StatusSeeOther {
+		t.Fatalf("console login at the limit: %d", rec.Code)
+	}
+	rec := b.post("/console/orders/"+toCancel["order_no"].(string)+"/cancel",
+		url.Values{"reason": {"double booking"}, "confirm": {"1"}})
+	if rec.Code != http.StatusSeeOther || !strings.HasSuffix(rec.Header().Get("Location"), "?outcome=cancelled") {
+		t.Errorf("console force-cancel at the limit: %d, Location %q", rec.Code, rec.Header().Get("Location"))
+	}
+	metrics := a.do("GET", "/metrics", "").Body.String()
+	for _, want := range []string{`seatflow_shed_total{reason="concurrency"} 3`, "seatflow_api_inflight 2",
+		"seatflow_api_inflight_limit 2"} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+
+	close(release)
+	wg.Wait()
+	if held[0] != http.StatusOK || held[1] != http.StatusOK {
+		t.Errorf("the held requests answered %v, want 200", held)
+	}
+	if rec := a.do("GET", fmt.Sprintf("/api/v1/shows/%d", a.show.ID), ""); rec.Code != http.StatusOK {
+		t.Errorf("after the held requests ended: %d %s, want 200", rec.Code, rec.Body)
+	}
+}
+
+// TestMaxInFlight: the derived bound leaves poolReserve connections of
+// the database pool to the console lane, and never goes under the
+// limiter's minimum; the setting wins.
+func TestMaxInFlight(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		setting   int
+		pool, max int
+	}{
+		{"MySQL default pool", 0, 32, 28},
+		{"SQLite read pool", 0, 8, 4},
+		{"small pool: the minimum", 0, 2, 4},
+		{"the setting", 50, 32, 50},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := maxInFlight(Config{MaxInFlight: c.setting}, c.pool); got != c.max {
+				t.Errorf("maxInFlight = %d, want %d", got, c.max)
+			}
+		})
+	}
+}
+
+// TestReadyzAnswersFromTheProbe: /readyz answers from the health
+// watcher's fresh probe and never waits for a database connection: here
+// the database's only write connection (which a ping takes first) is held
+// throughout. Its 503 semantics stay those of the probe.
+func TestReadyzAnswersFromTheProbe(t *testing.T) {
+	a := newTestApp(t)
+	h := newStoreHealth() // no watcher runs: the test sets what the probe found
+	s := NewServer(a.app.cfg, Deps{Engine: a.app.engine, DB: a.app.DB, Hub: a.app.hub,
+		Registry: prometheus.NewRegistry(), Logger: NewLogger(io.Discard, slog.LevelInfo), health: h})
+	conn, err := a.app.DB.X().Conn(t.Context()) // the pool has no other
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	for _, c := range []struct {
+		name   string
+		down   []string
+		status int
+		says   string
+	}{
+		{"all up", nil, http.StatusOK, `"ready"`},
+		{"seat store down", []string{storeSeats}, http.StatusServiceUnavailable, "not answering: seat store"},
+		{"database down", []string{storeDatabase}, http.StatusServiceUnavailable, "not answering: database"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h.set(c.down)
+			rec := httptestDo(s, "GET", "/readyz")
+			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.says) {
+				t.Errorf("readyz %d %s, want %d saying %q", rec.Code, rec.Body, c.status, c.says)
+			}
+		})
+	}
+	// A probe older than healthFresh is not trusted: readyz pings itself,
+	// and the held connection makes that fail.
+	h.probed.Store(time.Now().Add(-healthFresh - time.Second).UnixNano())
+	if rec := httptestDo(s, "GET", "/readyz"); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("readyz on a stale probe: %d %s, want 503 from its own ping", rec.Code, rec.Body)
+	}
+}
+
+func httptestDo(h http.Handler, method, path string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec
+}
