@@ -187,6 +187,19 @@ func joinAll(t *testing.T, c *apiClient, ins []*instance, show int64, users []in
 	return members
 }
 
+// onePerBuyer checks that each of n buyers has exactly one order for the
+// show in the database (user 9999 holds the blocking seat).
+func (s *stack) onePerBuyer(n int) {
+	s.t.Helper()
+	var perUser []int
+	if err := s.db.X().Select(&perUser, "SELECT COUNT(*) FROM order_info WHERE show_id = ? AND user_id <> 9999 GROUP BY user_id", s.show.ID); err != nil {
+		s.t.Fatal(err)
+	}
+	if len(perUser) != n || slices.ContainsFunc(perUser, func(k int) bool { return k != 1 }) {
+		s.t.Errorf("orders per buyer: %v (%d buyers), want one each of %d", perUser, len(perUser), n)
+	}
+}
+
 // pollBoth polls a ticket on both instances; the answers must agree.
 func pollBoth(t *testing.T, c *apiClient, ins []*instance, m *member, tl *tally) view {
 	t.Helper()
@@ -506,13 +519,7 @@ func TestQueueInstances(t *testing.T) {
 	if st := queueStatus(t, c, b, show); num(st, "joined") != n || num(st, "admitted") != n || num(st, "placed") != n {
 		t.Errorf("queue after the sale: %v, want %d joined, admitted and placed", st.body, n)
 	}
-	var perUser []int
-	if err := s.db.X().Select(&perUser, "SELECT COUNT(*) FROM order_info WHERE show_id = ? AND user_id <> 9999 GROUP BY user_id", show); err != nil {
-		t.Fatal(err)
-	}
-	if len(perUser) != n || slices.ContainsFunc(perUser, func(k int) bool { return k != 1 }) {
-		t.Errorf("orders per buyer: %v (%d buyers), want one each of %d", perUser, len(perUser), n)
-	}
+	s.onePerBuyer(n)
 	out, err := s.runTool(bin, "queue", "verify", "--show", strconv.FormatInt(show, 10))
 	t.Logf("seatflow queue verify:\n%s", out)
 	if err != nil || !strings.Contains(out, fmt.Sprintf("OK: show %d, %d entries (%d in the pre-queue)", show, n, qiPre)) {
@@ -541,6 +548,11 @@ func TestQueueSentinelFailover(t *testing.T) {
 	ins := []*instance{a, b}
 	c, tl, show := newAPIClient(), newTally(), s.show.ID
 	seatOf := func(u int64) []string { return []string{s.seatName(int(u - 1))} }
+	placedNow := func(u int64, res call) {
+		if res.status == http.StatusCreated {
+			tl.addOrder(placed{orderNo: res.body["order_no"].(string), user: u, amount: int64(res.body["amount_cents"].(float64))})
+		}
+	}
 
 	if res := c.putQueue(a.base(), show, map[string]any{"enabled": true}); res.status != http.StatusOK {
 		t.Fatalf("PUT queue: %d %s %v", res.status, res.code, res.body)
@@ -573,9 +585,12 @@ func TestQueueSentinelFailover(t *testing.T) {
 	used := map[int64]bool{}
 	for _, m := range members {
 		if v, ok := admitted[m.user]; ok && len(used) < 3 {
-			if res := c.placeAdmitted(ins[1-m.home].base(), m.user, show, seatOf(m.user), v.Admission); res.status != http.StatusCreated {
+			res := c.placeAdmitted(ins[1-m.home].base(), m.user, show, seatOf(m.user), v.Admission)
+			tl.record(res, false)
+			if res.status != http.StatusCreated {
 				t.Fatalf("user %d places before the failover: %d %s", m.user, res.status, res.code)
 			}
+			placedNow(m.user, res)
 			used[m.user] = true
 		}
 	}
@@ -670,6 +685,7 @@ func TestQueueSentinelFailover(t *testing.T) {
 		case !used[u] && res.status != http.StatusCreated:
 			t.Errorf("user %d admitted before the failover places after it: %d %s %v", u, res.status, res.code, res.body)
 		}
+		placedNow(u, res)
 	}
 
 	// The loop goes on on the new master: resumed, it admits the rest.
@@ -687,10 +703,12 @@ func TestQueueSentinelFailover(t *testing.T) {
 		if v.State != "admitted" || res.status != http.StatusCreated {
 			t.Errorf("user %d admitted after the failover (%s) places: %d %s", m.user, v.State, res.status, res.code)
 		}
+		placedNow(m.user, res)
 	}
 	if st := queueStatus(t, c, b, show); num(st, "joined") != probe || num(st, "placed") != probe {
 		t.Errorf("queue after the failover: %v, want %d joined and placed", st.body, probe)
 	}
+	s.onePerBuyer(int(probe))
 	tl.report(t)
 	if len(tl.bad) > 0 {
 		t.Errorf("answers no client may get:\n  %s", strings.Join(tl.bad, "\n  "))
