@@ -39,6 +39,7 @@ test: services check
 	SEATFLOW_TEST_BROKER_OUTAGE=1 $(GO) test -race -count=1 -timeout 10m -run '^TestBrokerOutage$$' ./server/clustertest
 	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^(TestFailover|TestDialEvictionPolicyTopologies)$$' ./core/seats
 	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestRedisRelayFailover$$' ./server
+	SEATFLOW_TEST_REDIS_FAILOVER=1 $(GO) test -race -count=1 -timeout 10m -run '^TestQueueSentinelFailover$$' ./server/clustertest
 	SEATFLOW_TEST_PROMETHEUS=1 $(GO) test -race -count=1 -timeout 5m -run '^TestAlertsInPrometheus$$' ./server
 	@echo "The 20,000-seat map in a production build (no -race), for its figure against the 1 s target:"
 	$(GO) test -count=1 -timeout 5m -run '^TestSeatMap20000InBrowser$$' -v ./server
