@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -89,7 +90,7 @@ func newQueueJSON(show int64, st admission.Status, snap admission.Snapshot, hasS
 	if !st.OpensAt.IsZero() {
 		j.OpensAt = rfc3339(st.OpensAt)
 	}
-	if hasSnap {
+	if hasSnap && !snap.At.IsZero() { // a queue no step has seen yet has no reading
 		c := snap.Controller
 		j.Controller = &controllerJSON{Rate: c.Rate, PlaceP99MS: c.Signal.PlaceP99.Milliseconds(), Backlog: c.Signal.Backlog,
 			BacklogBound: c.Signal.BacklogBound, Shedding: c.Signal.Shedding, Reason: c.Reason, At: rfc3339(snap.At)}
@@ -157,8 +158,27 @@ func (s *Server) handlePutQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Who changed a sale's queue (its opening, its draw) is asked after
+	// the sale: the key is the actor, as in the console a manager is.
+	a := queueSettingsAudit(id, set)
+	a.Staff, a.IP, a.At = apiActor(c), c.RealIP(), time.Now()
+	if err := s.db.AddAudit(ctx, a); err != nil {
+		s.logger.ErrorContext(ctx, "api: audit log write failed", "action", a.Action, "staff", a.Staff, "err", err)
+	}
 	snap, ok := s.room.Snapshot(id)
 	return c.JSON(http.StatusOK, newQueueJSON(id, st, snap, ok))
+}
+
+// queueSettingsAudit is the audit entry of a change of a show's queue
+// settings, from the API or the console.
+func queueSettingsAudit(show int64, set admission.Settings) core.AuditEntry {
+	opensAt := ""
+	if !set.OpensAt.IsZero() {
+		opensAt = set.OpensAt.UTC().Format(time.RFC3339)
+	}
+	return core.AuditEntry{Action: admission.AuditQueueSettings, Target: fmt.Sprintf("show:%d", show),
+		Detail: map[string]any{"enabled": set.Enabled, "mode": string(set.Mode), "opens_at": opensAt,
+			"window_seconds": int64(set.Window / time.Second), "paused": set.Paused}}
 }
 
 // handleGetQueue returns a show's queue settings, status and this

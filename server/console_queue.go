@@ -135,13 +135,7 @@ func (cn *console) configureQueue(c echo.Context) error {
 	if _, err := cn.Room.Configure(c.Request().Context(), d.Show.ID, set); err != nil {
 		return err
 	}
-	opensAt := ""
-	if !set.OpensAt.IsZero() {
-		opensAt = set.OpensAt.UTC().Format(time.RFC3339)
-	}
-	cn.audit(c, core.AuditEntry{Action: admission.AuditQueueSettings, Target: "show:" + d.ID(),
-		Detail: map[string]any{"enabled": set.Enabled, "mode": string(set.Mode), "opens_at": opensAt,
-			"window_seconds": int64(set.Window / time.Second), "paused": set.Paused}})
+	cn.audit(c, queueSettingsAudit(d.Show.ID, set))
 	return c.Redirect(http.StatusSeeOther, web.URL(fmt.Sprintf("/shows/%d/queue?msg=queue_saved", d.Show.ID)))
 }
 

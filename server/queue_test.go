@@ -129,6 +129,12 @@ func TestQueueJoin(t *testing.T) {
 	if q["mode"] != "always" || q["window_seconds"] != float64(600) || q["seed_hash"] != nil {
 		t.Fatalf("defaults: %v", q)
 	}
+	// The change is audited with the key as its actor, as the console's are.
+	var staff, target string
+	if err := a.app.DB.X().QueryRow(`SELECT staff, target FROM audit_log WHERE action = ?`, admission.AuditQueueSettings).Scan(&staff, &target); err != nil ||
+		!strings.HasPrefix(staff, core.ActorAPIPrefix) || target != fmt.Sprintf("show:%d", show) {
+		t.Errorf("audit of the API's change: staff %q target %q, %v", staff, target, err)
+	}
 	tickets := map[int64]string{}
 	for _, tc := range []struct {
 		user     int64
@@ -188,6 +194,11 @@ func TestQueueAdmissionFlow(t *testing.T) {
 	show, other := a.show.ID, a.newShow()
 	for _, s := range []int64{show, other} {
 		a.configureQueue(s, `{"enabled":true}`)
+	}
+	// Before any step there is no controller reading to show (not a rate of
+	// 0 taken at the year 1).
+	if q := decode(t, a.do("GET", a.queuePath(show), "")); q["controller"] != nil {
+		t.Errorf("controller before any step: %v", q["controller"])
 	}
 	t0 := time.Now()
 	_, w := a.join(show, 3) // joins first: waits at position 1 until a step
