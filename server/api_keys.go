@@ -31,6 +31,7 @@ var routeScopes = map[string]access.Scope{
 	"PUT /api/v1/shows/:id/queue":          access.ScopeShowsWrite,
 	"GET /api/v1/shows/:id/queue":          access.ScopeOrdersRead,
 	"POST /api/v1/shows/:id/queue":         access.ScopeOrdersWrite,
+	"GET /api/v1/shows/:id/queue/entries":  access.ScopeOrdersRead,
 	"GET /api/v1/orders":                   access.ScopeOrdersRead,
 	"GET /api/v1/orders/:order_no":         access.ScopeOrdersRead,
 	"POST /api/v1/orders":                  access.ScopeOrdersWrite,

@@ -236,3 +236,51 @@ func (s *Server) handlePollQueue(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, s.newQueueViewJSON(v.Show, v))
 }
+
+// queueProofJSON is a queue's draw laid open: the published seed and its
+// hash, and every join with the position it was given. An operator hands
+// it to whoever audits the sale; `seatflow queue verify --file` checks it
+// with no store at all (the embedded stack's queue lives in the server).
+type queueProofJSON struct {
+	ShowID    int64            `json:"show_id"`
+	SeedHash  string           `json:"seed_hash,omitempty"`
+	Seed      string           `json:"seed,omitempty"`
+	PreJoined int64            `json:"pre_joined"`
+	Entries   []queueEntryJSON `json:"entries"`
+}
+
+type queueEntryJSON struct {
+	Seq      int64  `json:"seq"`
+	UserID   int64  `json:"user_id"`
+	Pre      bool   `json:"pre"`
+	Position int64  `json:"position"` // 0 for a pre-queue entry not drawn yet
+	JoinedAt string `json:"joined_at"`
+}
+
+// handleQueueEntries returns the proof of a show's queue: every join, its
+// position, the seed and its hash.
+func (s *Server) handleQueueEntries(c echo.Context) error {
+	id, err := showID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	st, err := s.room.Store().Status(ctx, id)
+	if errors.Is(err, admission.ErrNoQueue) {
+		return admission.ErrQueueNotFound
+	}
+	if err != nil {
+		return err
+	}
+	entries, positions, err := s.room.Store().Entries(ctx, id)
+	if err != nil {
+		return err
+	}
+	p := queueProofJSON{ShowID: id, SeedHash: st.SeedHash, Seed: st.Seed, PreJoined: st.PreJoined,
+		Entries: make([]queueEntryJSON, len(entries))}
+	for i, e := range entries {
+		p.Entries[i] = queueEntryJSON{Seq: e.Seq, UserID: e.User, Pre: e.Pre, Position: positions[i],
+			JoinedAt: rfc3339(e.JoinedAt)}
+	}
+	return c.JSON(http.StatusOK, p)
+}

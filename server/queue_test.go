@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -382,7 +385,8 @@ func TestQueuePreQueueVerify(t *testing.T) {
 	}
 	verify := func(s admission.Store) (string, error) {
 		var out bytes.Buffer
-		err := QueueCommand(t.Context(), s, []string{"verify", "--show", strconv.FormatInt(show, 10)}, &out)
+		err := QueueCommand(t.Context(), func() (admission.Store, io.Closer, error) { return s, io.NopCloser(nil), nil },
+			[]string{"verify", "--show", strconv.FormatInt(show, 10)}, &out)
 		return out.String(), err
 	}
 	a.step(opens.Add(-time.Second))
@@ -425,6 +429,40 @@ func TestQueuePreQueueVerify(t *testing.T) {
 	}
 	if !errors.Is(err, admission.ErrUnfair) {
 		t.Fatalf("verify with one join changed: %v, want ErrUnfair", err)
+	}
+
+	// The same proof laid open through the API and checked from a file,
+	// with no store: as an auditor (or the embedded stack) does.
+	rec := a.do("GET", a.queuePath(show)+"/entries", "")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET entries: %d %s", rec.Code, rec.Body)
+	}
+	var proof queueProofJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &proof); err != nil || len(proof.Entries) != 20 || proof.Seed != seed {
+		t.Fatalf("entries: %v, %s", err, rec.Body)
+	}
+	fromFile := func(p queueProofJSON) (string, error) {
+		path := filepath.Join(t.TempDir(), "proof.json")
+		b, _ := json.Marshal(p)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		noStore := func() (admission.Store, io.Closer, error) {
+			t.Fatal("verify --file opened a store")
+			return nil, nil, nil
+		}
+		err := QueueCommand(t.Context(), noStore, []string{"verify", "--file", path}, &out)
+		return out.String(), err
+	}
+	if out, err := fromFile(proof); err != nil || !strings.HasPrefix(out, "OK: show") {
+		t.Fatalf("verify --file: %q, %v", out, err)
+	}
+	swapped := proof
+	swapped.Entries = append([]queueEntryJSON(nil), proof.Entries...)
+	swapped.Entries[0].Position, swapped.Entries[1].Position = proof.Entries[1].Position, proof.Entries[0].Position
+	if _, err := fromFile(swapped); !errors.Is(err, admission.ErrUnfair) {
+		t.Fatalf("verify --file with two positions swapped: %v, want ErrUnfair", err)
 	}
 }
 

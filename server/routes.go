@@ -69,6 +69,7 @@ func (s *Server) routes() {
 		api.PUT("/shows/:id/queue", s.handlePutQueue, queueMW...)
 		api.GET("/shows/:id/queue", s.handleGetQueue, queueMW...)
 		api.POST("/shows/:id/queue", s.handleJoinQueue, queueMW...)
+		api.GET("/shows/:id/queue/entries", s.handleQueueEntries, queueMW...)
 		// A ticket is a signed bearer secret: no key, no abuse limit (a
 		// forged one costs a signature check), no store before it is
 		// verified (api_queue.go).

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"seatflow/core/admission"
 	"seatflow/core/reconcile"
 	"seatflow/core/store"
 	"seatflow/server"
@@ -234,13 +235,16 @@ func archive(ctx context.Context, args []string, getenv func(string) string, std
 	return server.ArchiveCommand(ctx, db, args, filepath.Join(dataDir(cfg), "archive"), time.Now().UTC(), stdout)
 }
 
-func queue(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
-	app, err := openToolApp(ctx, getenv, "queue verify", "GET /api/v1/shows/{id}/queue for the seed and hash")
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, app.Close()) }()
-	return server.QueueCommand(ctx, app.Room().Store(), args, stdout)
+// queue opens the App only for --show: a proof file needs no store.
+func queue(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	return server.QueueCommand(ctx, func() (admission.Store, io.Closer, error) {
+		app, err := openToolApp(ctx, getenv, "queue verify --show",
+			"GET /api/v1/shows/{id}/queue/entries into a file, then seatflow queue verify --file")
+		if err != nil {
+			return nil, nil, err
+		}
+		return app.Room().Store(), app, nil
+	}, args, stdout)
 }
 
 func reconcileOnce(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
