@@ -93,6 +93,12 @@ type Seat struct {
 	Category string `json:"category"`
 	X        int    `json:"x"`
 	Y        int    `json:"y"`
+	// Best available (bestseats.go): the accessible kind ("", wheelchair,
+	// companion), the plan's rank (0: none, scored by distance), and
+	// whether the next seat of the row is across an aisle.
+	Accessible string `json:"accessible,omitempty"`
+	Rank       int    `json:"rank,omitempty"`
+	AisleAfter bool   `json:"aisle_after,omitempty"`
 }
 
 // SeatHold is one seat's entry in the seat store. Available seats have no

@@ -129,6 +129,11 @@ type SeatStore interface {
 	// the DB already gave: a blocked seat counts as available. The block
 	// stays, so the seat is blocked again once the order lets it go.
 	LockBlocked(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error
+	// ChooseAndLock chooses req.Count seats by the best-available rules
+	// (bestseats.go) from the show's live state and locks them as Lock does,
+	// in one atomic step: ErrNotEnoughSeats (its Left saying what remains)
+	// when no set fits, ErrPurchaseLimit as for Lock.
+	ChooseAndLock(ctx context.Context, showID, userID int64, orderNo string, idx *SeatIndex, req BestRequest, limit int, now time.Time) (BestChoice, error)
 	// Block marks the seats blocked, or none of them: SeatsUnavailable
 	// naming the seats that are locked or sold. It returns the seats that
 	// were not blocked before. now is kept with each block, so reconcile
