@@ -29,8 +29,7 @@ import (
 //     units × 1000, rounded; lower is better. A set's score is the sum.
 //   - Stranded single: a free seat, not chosen, next to the chosen seats,
 //     whose both neighbours in its run are then taken, blocked or missing
-//     (an aisle or the row end). With AvoidSingles (the show's setting, on
-//     by default) a set that strands none is preferred to any set that
+//     (an aisle or the row end). Unless the show sets AllowSingles a set that strands none is preferred to any set that
 //     strands one; when none exists the choice says so (Stranded).
 //   - Together: the set is count adjacent seats of one run. Among the
 //     fitting sets the one with the lowest (strands?, score) wins; ties go
@@ -67,12 +66,10 @@ type BestRules struct {
 	// its x range at its smallest y).
 	FocalX, FocalY int
 	FocalSet       bool
-	// AvoidSingles prefers a choice that strands no single seat.
-	AvoidSingles bool
+	// AllowSingles turns the stranded-single rule off; by default a
+	// choice that strands no single seat is preferred.
+	AllowSingles bool
 }
-
-// DefaultBestRules are a new show's rules.
-var DefaultBestRules = BestRules{AvoidSingles: true}
 
 // BestRequest asks the seat store for Count seats.
 type BestRequest struct {
@@ -114,12 +111,14 @@ type SeatIndex struct {
 	Tag     string
 	Longest int // the longest run: no together request may ask for more
 	Encoded []string
+	// AllowSingles is the show's rule (BestRules.AllowSingles).
+	AllowSingles bool
 }
 
 // BuildSeatIndex makes the index of a plan (seats ordered by row, col).
 func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 	fx, fy := focal(seats, rules)
-	idx := &SeatIndex{}
+	idx := &SeatIndex{AllowSingles: rules.AllowSingles}
 	for i, s := range seats {
 		if i == 0 || s.Row != seats[i-1].Row {
 			idx.Rows = append(idx.Rows, nil)

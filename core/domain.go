@@ -67,6 +67,7 @@ type Show struct {
 	CancelledAt time.Time  `json:"cancelled_at"`
 	PlanVersion int64      `json:"plan_version"`
 	SeatCount   int        `json:"seat_count"`
+	Best        BestRules  `json:"-"` // best-available settings (bestseats.go)
 }
 
 // SalesEndAt is when the show stops selling: its sales_end if set, else its

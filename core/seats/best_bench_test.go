@@ -23,7 +23,7 @@ func BenchmarkChooseAndLock20000(b *testing.B) {
 				Category: "A", X: c, Y: r, AisleAfter: c%20 == 0})
 		}
 	}
-	idx := core.BuildSeatIndex(plan, core.DefaultBestRules)
+	idx := core.BuildSeatIndex(plan, core.BestRules{})
 	stores := []struct {
 		name string
 		s    func(b *testing.B) *subject

@@ -223,13 +223,12 @@ func genCase(rng *rand.Rand) bestCase {
 			c.plan = append(c.plan, s)
 		}
 	}
-	c.rules = core.BestRules{AvoidSingles: true}
 	if rng.IntN(2) == 0 {
-		c.rules = core.BestRules{FocalX: rng.IntN(80), FocalY: rng.IntN(90), FocalSet: true, AvoidSingles: rng.IntN(6) != 0}
+		c.rules = core.BestRules{FocalX: rng.IntN(80), FocalY: rng.IntN(90), FocalSet: true, AllowSingles: rng.IntN(6) == 0}
 	}
 	c.req = core.BestRequest{Count: 1 + rng.IntN(10), Together: rng.IntN(4) != 0,
 		Category: []string{"", "", "A", "B", "C"}[rng.IntN(5)], Accessible: rng.IntN(10) == 0,
-		AvoidSingles: c.rules.AvoidSingles}
+		AvoidSingles: !c.rules.AllowSingles}
 	return c
 }
 
