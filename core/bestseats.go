@@ -40,7 +40,10 @@ import (
 //   - The purchase limit applies as for Lock, and is checked first.
 //
 // The choice reads the show's SeatIndex, built from the plan once per plan
-// version: the script's cost is one pass over the show's rows.
+// version. best.lua visits rows in the order of the best score each could
+// give (Order) and stops once no row left can beat the orphan-free set it
+// holds, reading only the rows it visits: on a show with free seats near
+// the front it reads a few rows, not the whole show.
 
 // Accessible kinds of a seat (Seat.Accessible).
 const (
@@ -111,6 +114,12 @@ type SeatIndex struct {
 	Tag     string
 	Longest int // the longest run: no together request may ask for more
 	Encoded []string
+	// Order[k-1] lists the rows with a run of k seats, "row,bound;..."
+	// (rows from 1), by bound and then row: bound is the lowest score k
+	// adjacent seats of the row can have, whatever is taken, so a row
+	// whose bound is above a set already found cannot beat it. Order[0]
+	// serves apart picks.
+	Order []string
 	// AllowSingles is the show's rule (BestRules.AllowSingles).
 	AllowSingles bool
 }
@@ -134,6 +143,7 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 			Accessible: s.Accessible != "", Score: score, Break: s.AisleAfter})
 	}
 	h := sha256.New()
+	h.Write([]byte("v2\n")) // the stored layout: a new one makes stored indexes stale
 	for _, row := range idx.Rows {
 		row[len(row)-1].Break = true
 		run := 0
@@ -155,7 +165,52 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 		h.Write([]byte{'\n'})
 	}
 	idx.Tag = hex.EncodeToString(h.Sum(nil)[:12])
+	idx.Order = rowOrder(idx.Rows)
 	return idx
+}
+
+// rowOrder is SeatIndex.Order of rows.
+func rowOrder(rows [][]IndexSeat) []string {
+	type bound struct {
+		row   int
+		score int64
+	}
+	by := make([][]bound, MaxBestCount)
+	for r, row := range rows {
+		for k := 1; k <= MaxBestCount; k++ {
+			low, found := int64(0), false
+			run, sum := 0, int64(0)
+			for i, s := range row {
+				if i > 0 && row[i-1].Break {
+					run, sum = 0, 0
+				}
+				run++
+				sum += s.Score
+				if run > k {
+					sum -= row[i-k].Score
+				}
+				if run >= k && (!found || sum < low) {
+					low, found = sum, true
+				}
+			}
+			if found {
+				by[k-1] = append(by[k-1], bound{r + 1, low})
+			}
+		}
+	}
+	out := make([]string, MaxBestCount)
+	for k, bs := range by {
+		slices.SortFunc(bs, func(a, b bound) int { return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.row, b.row)) })
+		var b strings.Builder
+		for i, x := range bs {
+			if i > 0 {
+				b.WriteByte(';')
+			}
+			b.WriteString(strconv.Itoa(x.row) + "," + strconv.FormatInt(x.score, 10))
+		}
+		out[k] = b.String()
+	}
+	return out
 }
 
 func boolDigit(b bool) string {

@@ -21,7 +21,8 @@ var bestLua string
 var best = redis.NewScript(bestLua)
 
 // KeyBest is the hash of a show's seat index for best available: field t
-// the index's tag, n its row count, 1..n its rows (best.lua).
+// the index's tag, n its row count, 1..n its rows, o1..o10 its row orders
+// (best.lua).
 func KeyBest(showID int64) string { return fmt.Sprintf("sf:{show:%d}:best", showID) }
 
 // ChooseAndLock implements core.SeatStore (best.lua). The index is written
@@ -62,10 +63,13 @@ func (s *Store) ChooseAndLock(ctx context.Context, showID, userID int64, orderNo
 
 // writeIndex replaces the show's stored index in one MULTI/EXEC.
 func (s *Store) writeIndex(ctx context.Context, showID int64, idx *core.SeatIndex) error {
-	fields := make([]any, 0, 4+2*len(idx.Encoded))
+	fields := make([]any, 0, 4+2*len(idx.Encoded)+2*len(idx.Order))
 	fields = append(fields, "t", idx.Tag, "n", len(idx.Encoded))
 	for i, row := range idx.Encoded {
 		fields = append(fields, strconv.Itoa(i+1), row)
+	}
+	for k, order := range idx.Order {
+		fields = append(fields, "o"+strconv.Itoa(k+1), order)
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, KeyBest(showID))

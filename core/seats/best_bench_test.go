@@ -14,7 +14,9 @@ import (
 // BenchmarkChooseAndLock20000 times one best-available choice (and the
 // release that puts the seats back) on a 20,000-seat show, 200 rows of
 // 100 with an aisle every 20 seats, empty and half sold: one round trip
-// of best.lua on real Redis, the Go algorithm in memory.
+// of best.lua on real Redis, the Go algorithm in memory. lock4 is a plain
+// Lock and Release of 4 named seats on the same store: the yardstick the
+// script's cost is read against.
 func BenchmarkChooseAndLock20000(b *testing.B) {
 	var plan []core.Seat
 	for r := 1; r <= 200; r++ {
@@ -32,6 +34,21 @@ func BenchmarkChooseAndLock20000(b *testing.B) {
 		{"redis", func(b *testing.B) *subject { return redisSubject(dial(b, testenv.Redis(b))) }},
 	}
 	for _, st := range stores {
+		b.Run(st.name+"/lock4", func(b *testing.B) {
+			s := st.s(b)
+			ctx := context.Background()
+			show := s.newShow(b)
+			b.Cleanup(func() { _ = s.DeleteShow(ctx, show) })
+			seats := []string{"r1c48", "r1c49", "r1c50", "r1c51"}
+			for b.Loop() {
+				if err := s.Lock(ctx, show, 1, "named", seats, 0, t0); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Release(ctx, show, 1, "named", seats); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		for _, sold := range []float64{0, 0.5} {
 			for _, together := range []bool{true, false} {
 				b.Run(fmt.Sprintf("%s/sold=%v/together=%v", st.name, sold, together), func(b *testing.B) {
