@@ -76,6 +76,11 @@ func (e *Engine) placeBest(ctx context.Context, r BestAvailableRequest) (Order, 
 	req := BestRequest{Count: r.Count, Category: r.Category, Together: r.Together, Accessible: r.Accessible,
 		AvoidSingles: !p.index.AllowSingles}
 	c, err := e.seats.ChooseAndLock(ctx, o.ShowID, o.UserID, o.OrderNo, p.index, req, e.cfg.PurchaseLimit, now)
+	if err != nil && lockMayHaveRun(err) && !errors.Is(err, ErrNotEnoughSeats) && !errors.Is(err, ErrPlanChanged) {
+		// No answer: the script may have chosen and locked seats this
+		// request never learnt, so record cannot release them by id.
+		e.compensateOrder(ctx, o, err)
+	}
 	if err == nil {
 		// Priced and listed as Place does named seats.
 		seats := make([]Seat, len(c.SeatIDs))
@@ -87,6 +92,22 @@ func (e *Engine) placeBest(ctx context.Context, r BestAvailableRequest) (Order, 
 	}
 	o, err = e.record(ctx, o, p.version, now, err)
 	return o, c.Stranded, err
+}
+
+// compensateOrder is compensate for an order whose seats are unknown: the
+// seat store releases whatever the order number holds locked, once more
+// when that reply is lost too (a second release frees nothing more).
+func (e *Engine) compensateOrder(ctx context.Context, o Order, cause error) {
+	ctx = context.WithoutCancel(ctx)
+	_, err := e.seats.ReleaseOrder(ctx, o.ShowID, o.OrderNo)
+	if err != nil && replyLost(err) {
+		_, err = e.seats.ReleaseOrder(ctx, o.ShowID, o.OrderNo)
+	}
+	if err != nil {
+		e.metrics.SeatStoreFailure.WithLabelValues("compensate").Inc()
+		e.log.ErrorContext(ctx, "place best: releasing the seats of an order after an ambiguous choose reply",
+			"order_no", o.OrderNo, "cause", cause, "err", err)
+	}
 }
 
 func hasCategory(idx *SeatIndex, cat string) bool {

@@ -149,6 +149,10 @@ type SeatStore interface {
 	// limit back for them; seats in other states or held by others are left
 	// alone, so releasing twice is harmless. Returns how many were freed.
 	Release(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) (int, error)
+	// ReleaseOrder is Release of every seat orderNo holds locked, for when
+	// the caller does not know which (a lost ChooseAndLock reply). It reads
+	// the whole show: the rare path only.
+	ReleaseOrder(ctx context.Context, showID int64, orderNo string) (int, error)
 	// MarkSold sets the seats sold to orderNo: the DB already says they are.
 	MarkSold(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) error
 	// ReleaseSold frees the seats still sold to orderNo (a refund) and gives

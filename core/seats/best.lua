@@ -71,12 +71,17 @@ end
 
 -- The rows to visit, in order: peek gives the next row and its bound
 -- (false when none is left), advance moves past it.
-local order = string.gmatch(idx[3] or '', '(%d+),(%d+)')
+-- (string.find, not a gmatch iterator: the embedded Redis runs gopher-lua,
+-- whose gmatch iterators work only in a generic for.)
+local order, at = idx[3] or '', 1
 local peekR, peekB
 local function peek()
   if peekR == nil then
-    local r, b = order()
-    peekR, peekB = r and tonumber(r) or false, tonumber(b or '0')
+    local _, e, r, b = string.find(order, '(%d+),(%d+)', at)
+    peekR, peekB = false, 0
+    if e then
+      at, peekR, peekB = e + 1, tonumber(r), tonumber(b)
+    end
   end
   return peekR, peekB
 end
