@@ -67,6 +67,7 @@ type Show struct {
 	CancelledAt time.Time  `json:"cancelled_at"`
 	PlanVersion int64      `json:"plan_version"`
 	SeatCount   int        `json:"seat_count"`
+	Best        BestRules  `json:"-"` // best-available settings (bestseats.go)
 }
 
 // SalesEndAt is when the show stops selling: its sales_end if set, else its
@@ -93,6 +94,12 @@ type Seat struct {
 	Category string `json:"category"`
 	X        int    `json:"x"`
 	Y        int    `json:"y"`
+	// Best available (bestseats.go): the accessible kind ("", wheelchair,
+	// companion), the plan's rank (0: none, scored by distance), and
+	// whether the next seat of the row is across an aisle.
+	Accessible string `json:"accessible,omitempty"`
+	Rank       int    `json:"rank,omitempty"`
+	AisleAfter bool   `json:"aisle_after,omitempty"`
 }
 
 // SeatHold is one seat's entry in the seat store. Available seats have no

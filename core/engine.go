@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"slices"
 	"time"
 )
 
@@ -186,26 +185,7 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	if len(unknown) > 0 {
 		return Order{}, Invalidf("unknown seats for show %d: %v", r.ShowID, unknown)
 	}
-	now := e.clock.Now()
-	o := Order{
-		OrderNo:    newOrderNo(now),
-		Code:       NewOrderCode(),
-		Customer:   r.Customer,
-		ShowID:     r.ShowID,
-		UserID:     r.UserID,
-		Status:     StatusPending,
-		SeatIDs:    slices.Sorted(slices.Values(r.SeatIDs)),
-		CreatedAt:  now,
-		ExpireAt:   now.Add(e.cfg.HoldTTL),
-		TimeoutHop: 1,
-		ClientIP:   r.ClientIP,
-	}
-	for _, s := range plan {
-		o.AmountCents += s.PriceCents
-	}
-	firstHop := e.cfg.Delay.Plan(e.cfg.HoldTTL)
-	o.TimeoutDueAt = now.Add(firstHop.Delay)
-
+	o, now := e.newOrder(r, plan)
 	if err := e.checkClientHolds(ctx, r); err != nil {
 		return Order{}, err
 	}
@@ -213,7 +193,14 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 	if r.BoxOffice {
 		lock, limit = e.seats.LockBlocked, 0
 	}
-	if err := lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, limit, now); err != nil {
+	return e.record(ctx, o, planVersion, now, lock(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs, limit, now))
+}
+
+// record follows the seat store's claim of o's seats (err its
+// outcome): the order's transaction, then its timeout message.
+func (e *Engine) record(ctx context.Context, o Order, planVersion int64, now time.Time, err error) (Order, error) {
+	firstHop := e.cfg.Delay.Plan(e.cfg.HoldTTL)
+	if err != nil {
 		e.countRejected(err)
 		if lockMayHaveRun(err) {
 			// No answer from the script (a timeout, a reset after the

@@ -129,6 +129,11 @@ type SeatStore interface {
 	// the DB already gave: a blocked seat counts as available. The block
 	// stays, so the seat is blocked again once the order lets it go.
 	LockBlocked(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error
+	// ChooseAndLock chooses req.Count seats by the best-available rules
+	// (bestseats.go) from the show's live state and locks them as Lock does,
+	// in one atomic step: ErrNotEnoughSeats (its Left saying what remains)
+	// when no set fits, ErrPurchaseLimit as for Lock.
+	ChooseAndLock(ctx context.Context, showID, userID int64, orderNo string, idx *SeatIndex, req BestRequest, limit int, now time.Time) (BestChoice, error)
 	// Block marks the seats blocked, or none of them: SeatsUnavailable
 	// naming the seats that are locked or sold. It returns the seats that
 	// were not blocked before. now is kept with each block, so reconcile
@@ -144,6 +149,10 @@ type SeatStore interface {
 	// limit back for them; seats in other states or held by others are left
 	// alone, so releasing twice is harmless. Returns how many were freed.
 	Release(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) (int, error)
+	// ReleaseOrder is Release of every seat orderNo holds locked, for when
+	// the caller does not know which (a lost ChooseAndLock reply). It reads
+	// the whole show: the rare path only.
+	ReleaseOrder(ctx context.Context, showID int64, orderNo string) (int, error)
 	// MarkSold sets the seats sold to orderNo: the DB already says they are.
 	MarkSold(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string) error
 	// ReleaseSold frees the seats still sold to orderNo (a refund) and gives

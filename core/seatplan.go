@@ -32,6 +32,7 @@ type planLoad struct {
 type cachedPlan struct {
 	version int64
 	seats   map[string]Seat
+	index   *SeatIndex // best available's view of the plan (bestseats.go)
 }
 
 // plan returns the show's seats by id and the plan's version;
@@ -40,11 +41,17 @@ type cachedPlan struct {
 // changed between the two reads carries the older version and fails
 // Place's check rather than passing it.
 func (c *seatPlans) plan(ctx context.Context, store Store, showID int64) (map[string]Seat, int64, error) {
+	p, err := c.get(ctx, store, showID)
+	return p.seats, p.version, err
+}
+
+// get is plan with the index too.
+func (c *seatPlans) get(ctx context.Context, store Store, showID int64) (cachedPlan, error) {
 	c.mu.RLock()
 	p, ok := c.plans[showID]
 	c.mu.RUnlock()
 	if ok {
-		return p.seats, p.version, nil
+		return p, nil
 	}
 	c.mu.Lock()
 	l, reading := c.loading[showID]
@@ -59,9 +66,9 @@ func (c *seatPlans) plan(ctx context.Context, store Store, showID int64) (map[st
 	if reading {
 		select {
 		case <-l.done:
-			return l.p.seats, l.p.version, l.err
+			return l.p, l.err
 		case <-ctx.Done():
-			return nil, 0, ctx.Err()
+			return cachedPlan{}, ctx.Err()
 		}
 	}
 	// Not the caller's cancel: the others waiting for this read would share it.
@@ -76,7 +83,7 @@ func (c *seatPlans) plan(ctx context.Context, store Store, showID int64) (map[st
 	}
 	c.mu.Unlock()
 	close(l.done)
-	return l.p.seats, l.p.version, l.err
+	return l.p, l.err
 }
 
 func readPlan(ctx context.Context, store Store, showID int64) (cachedPlan, error) {
@@ -88,7 +95,7 @@ func readPlan(ctx context.Context, store Store, showID int64) (cachedPlan, error
 	if err != nil {
 		return cachedPlan{}, fmt.Errorf("seat plan of show %d: %w", showID, err)
 	}
-	p := cachedPlan{version: show.PlanVersion, seats: make(map[string]Seat, len(seats))}
+	p := cachedPlan{version: show.PlanVersion, seats: make(map[string]Seat, len(seats)), index: BuildSeatIndex(seats, show.Best)}
 	for _, s := range seats {
 		p.seats[s.SeatID] = s
 	}

@@ -98,7 +98,16 @@ type SeatSpec struct {
 	Number   int
 	Category string
 	X, Y     int
+	// Best available (bestseats.go): wheelchair, companion or "", the
+	// seat's rank (0 for none, else 1 to MaxSeatRank; lower is better), and
+	// whether the next seat of the row is across an aisle.
+	Accessible string
+	Rank       int
+	AisleAfter bool
 }
+
+// MaxSeatRank bounds a plan's seat rank.
+const MaxSeatRank = 1_000_000
 
 // GridSpec is the shortcut for a plain rectangular hall: rows A, B, … of
 // SeatsPerRow seats numbered from 1, all in one category.
@@ -123,6 +132,7 @@ type NewShow struct {
 	SalesEnd time.Time // zero: until the show starts
 	Currency string
 	Plan     PlanSpec
+	Best     BestRules
 }
 
 // SeatBlock is one blocked seat: not for sale to the public.
@@ -271,6 +281,10 @@ func listSeats(specs []SeatSpec, prices map[string]int64) ([]Seat, error) {
 			return nil, fieldError(CodeInvalidPlan, f+".seat_id", "%q: use 1-16 letters, digits or '-', starting with a letter or digit", id)
 		case s.X < 0 || s.Y < 0 || s.X > maxCoordinate || s.Y > maxCoordinate:
 			return nil, fieldError(CodeInvalidPlan, f+".x", "x and y must be from 0 to %d", maxCoordinate)
+		case !ValidAccessible(s.Accessible):
+			return nil, fieldError(CodeInvalidPlan, f+".accessible", "%q is not one of wheelchair, companion", s.Accessible)
+		case s.Rank < 0 || s.Rank > MaxSeatRank:
+			return nil, fieldError(CodeInvalidPlan, f+".rank", "must be from 0 (none) to %d", MaxSeatRank)
 		}
 		price, ok := prices[s.Category]
 		if !ok {
@@ -285,7 +299,8 @@ func listSeats(specs []SeatSpec, prices map[string]int64) ([]Seat, error) {
 			rowNo[k] = len(rowNo) + 1
 		}
 		seats = append(seats, Seat{SeatID: id, Row: rowNo[k], Col: s.Number, PriceCents: price,
-			Section: s.Section, RowLabel: s.Row, Number: s.Number, Category: s.Category, X: s.X, Y: s.Y})
+			Section: s.Section, RowLabel: s.Row, Number: s.Number, Category: s.Category, X: s.X, Y: s.Y,
+			Accessible: s.Accessible, Rank: s.Rank, AisleAfter: s.AisleAfter})
 	}
 	return seats, nil
 }
@@ -318,6 +333,8 @@ func validateShow(s NewShow) error {
 		return fieldError(CodeInvalidShow, "sales_end", "must not be after starts_at")
 	case !ValidCurrency(s.Currency):
 		return fieldError(CodeInvalidCurrency, "currency", "%q is not an ISO 4217 currency code", s.Currency)
+	case s.Best.FocalSet && (s.Best.FocalX < 0 || s.Best.FocalY < 0 || s.Best.FocalX > maxCoordinate || s.Best.FocalY > maxCoordinate):
+		return fieldError(CodeInvalidShow, "best_available.focal", "x and y must be from 0 to %d", maxCoordinate)
 	}
 	return nil
 }
@@ -339,7 +356,7 @@ func (e *Engine) CreateShow(ctx context.Context, n NewShow) (Show, error) {
 		return Show{}, err
 	}
 	show, err := e.store.CreateShowPlan(ctx, Show{Name: n.Name, Venue: n.Venue, StartsAt: n.StartsAt,
-		SalesEnd: n.SalesEnd, Currency: n.Currency}, cats, seats)
+		SalesEnd: n.SalesEnd, Currency: n.Currency, Best: n.Best}, cats, seats)
 	if err != nil {
 		return Show{}, err
 	}

@@ -14,13 +14,30 @@ import (
 )
 
 type placeOrderRequest struct {
-	UserID   int64          `json:"user_id"`
-	ShowID   int64          `json:"show_id"`
-	SeatIDs  []string       `json:"seat_ids"`
-	Customer *core.Customer `json:"customer"` // optional
+	UserID  int64    `json:"user_id"`
+	ShowID  int64    `json:"show_id"`
+	SeatIDs []string `json:"seat_ids"`
+	// BestAvailable asks the engine to choose the seats (instead of
+	// SeatIDs: exactly one of the two).
+	BestAvailable *bestAvailableJSON `json:"best_available"`
+	Customer      *core.Customer     `json:"customer"` // optional
 	// Admission is the waiting room's grant (api_queue.go), needed while
 	// the show's queue is engaged.
 	Admission string `json:"admission"`
+}
+
+type bestAvailableJSON struct {
+	Count      int    `json:"count"`
+	Category   string `json:"category"`
+	Together   *bool  `json:"together"` // default true
+	Accessible bool   `json:"accessible"`
+}
+
+// placedOrderJSON is a new order; StrandedSingle, for best available,
+// says its seats left a single seat alone because no choice avoided it.
+type placedOrderJSON struct {
+	orderJSON
+	StrandedSingle bool `json:"stranded_single,omitempty"`
 }
 
 type cancelOrderRequest struct {
@@ -117,7 +134,17 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 		}
 	}
 	start := time.Now()
-	o, err := s.engine.Place(ctx, r)
+	var (
+		o        core.Order
+		stranded bool
+		err      error
+	)
+	if b := req.BestAvailable; b != nil {
+		o, stranded, err = s.engine.PlaceBest(ctx, core.BestAvailableRequest{PlaceRequest: r, Count: b.Count,
+			Category: b.Category, Together: b.Together == nil || *b.Together, Accessible: b.Accessible})
+	} else {
+		o, err = s.engine.Place(ctx, r)
+	}
 	if s.room != nil && decided(err) {
 		s.room.Observe(time.Since(start))
 	}
@@ -131,7 +158,7 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 		}
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/orders/"+o.OrderNo)
-	return c.JSON(http.StatusCreated, newOrderJSON(o))
+	return c.JSON(http.StatusCreated, placedOrderJSON{orderJSON: newOrderJSON(o), StrandedSingle: stranded})
 }
 
 // decided says whether a placement got an answer from the engine's stores

@@ -34,6 +34,33 @@ type seatSpecJSON struct {
 	Category string `json:"category"`
 	X        int    `json:"x"`
 	Y        int    `json:"y"`
+	// Best available: wheelchair, companion or "", a rank (lower is
+	// better), and an aisle between this seat and the next of its row.
+	Accessible string `json:"accessible"`
+	Rank       int    `json:"rank"`
+	AisleAfter bool   `json:"aisle_after"`
+}
+
+// bestRulesJSON is a show's best-available settings.
+type bestRulesJSON struct {
+	Focal        *pointJSON `json:"focal"` // null: the stage centre of the plan
+	AllowSingles bool       `json:"allow_singles"`
+}
+
+type pointJSON struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+func (b *bestRulesJSON) rules() core.BestRules {
+	if b == nil {
+		return core.BestRules{}
+	}
+	r := core.BestRules{AllowSingles: b.AllowSingles}
+	if b.Focal != nil {
+		r.FocalSet, r.FocalX, r.FocalY = true, b.Focal.X, b.Focal.Y
+	}
+	return r
 }
 
 type gridJSON struct {
@@ -56,6 +83,7 @@ type createShowRequest struct {
 	SalesEnd string `json:"sales_end"`
 	Currency string `json:"currency"`
 	planRequest
+	BestAvailable *bestRulesJSON `json:"best_available"`
 }
 
 type blockRequest struct {
@@ -92,7 +120,7 @@ func (p planRequest) spec() core.PlanSpec {
 	spec.Seats = make([]core.SeatSpec, len(p.Seats))
 	for i, s := range p.Seats {
 		spec.Seats[i] = core.SeatSpec{SeatID: s.SeatID, Section: s.Section, Row: s.Row, Number: s.Number,
-			Category: s.Category, X: s.X, Y: s.Y}
+			Category: s.Category, X: s.X, Y: s.Y, Accessible: s.Accessible, Rank: s.Rank, AisleAfter: s.AisleAfter}
 	}
 	return spec
 }
@@ -146,7 +174,7 @@ func (s *Server) handleCreateShow(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	show, err := s.engine.CreateShow(ctx, core.NewShow{Name: req.Name, Venue: req.Venue, StartsAt: startsAt,
-		SalesEnd: salesEnd, Currency: req.Currency, Plan: req.spec()})
+		SalesEnd: salesEnd, Currency: req.Currency, Plan: req.spec(), Best: req.BestAvailable.rules()})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,8 @@ type Error struct {
 	Message string
 	Seats   []string // seats that could not be locked, for seat_unavailable
 	Field   string   // the request field at fault, e.g. "seats[3].category"
+	// Left, for not_enough_seats: what remains per category.
+	Left any
 	// RetryAfter, for KindRateLimited: when trying again may succeed
 	// (0: a second).
 	RetryAfter time.Duration

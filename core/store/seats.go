@@ -27,13 +27,17 @@ type seatRow struct {
 	Category   string `db:"category"`
 	X          int    `db:"x"`
 	Y          int    `db:"y"`
+	Accessible string `db:"accessible_kind"`
+	Rank       int    `db:"seat_rank"`
+	AisleAfter int    `db:"aisle_after"`
 }
 
-const seatCols = `show_id, seat_id, row_no, col_no, price_cents, section, row_label, seat_number, category, x, y`
+const seatCols = `show_id, seat_id, row_no, col_no, price_cents, section, row_label, seat_number, category, x, y, accessible_kind, seat_rank, aisle_after`
 
 func (r seatRow) seat() core.Seat {
 	return core.Seat{ShowID: r.ShowID, SeatID: r.SeatID, Row: r.Row, Col: r.Col, PriceCents: r.PriceCents,
-		Section: r.Section, RowLabel: r.RowLabel, Number: r.Number, Category: r.Category, X: r.X, Y: r.Y}
+		Section: r.Section, RowLabel: r.RowLabel, Number: r.Number, Category: r.Category, X: r.X, Y: r.Y,
+		Accessible: r.Accessible, Rank: r.Rank, AisleAfter: r.AisleAfter == 1}
 }
 
 func seatRows(rs []seatRow) []core.Seat {

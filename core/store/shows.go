@@ -22,15 +22,21 @@ type showRow struct {
 	Cancel   int64  `db:"cancelled_at"`
 	Version  int64  `db:"plan_version"`
 	Seats    int    `db:"seat_count"`
+	FocalSet int    `db:"best_focal_set"`
+	FocalX   int    `db:"best_focal_x"`
+	FocalY   int    `db:"best_focal_y"`
+	Singles  int    `db:"best_allow_singles"`
 }
 
 func (r showRow) show() core.Show {
 	return core.Show{ID: r.ID, Name: r.Name, Venue: r.Venue, StartsAt: fromMS(r.StartsAt), Rows: r.Rows, Cols: r.Cols,
 		Currency: r.Currency, SalesEnd: fromMS(r.SalesEnd), Status: core.ShowStatus(r.Status),
-		CancelledAt: fromMS(r.Cancel), PlanVersion: r.Version, SeatCount: r.Seats}
+		CancelledAt: fromMS(r.Cancel), PlanVersion: r.Version, SeatCount: r.Seats,
+		Best: core.BestRules{FocalSet: r.FocalSet == 1, FocalX: r.FocalX, FocalY: r.FocalY, AllowSingles: r.Singles == 1}}
 }
 
-const showCols = `id, name, venue, starts_at, row_count, col_count, currency, sales_end, status, cancelled_at, plan_version, seat_count`
+const showCols = `id, name, venue, starts_at, row_count, col_count, currency, sales_end, status, cancelled_at, plan_version, seat_count,
+ best_focal_set, best_focal_x, best_focal_y, best_allow_singles`
 
 // Show returns one show or core.ErrShowNotFound.
 func (db *DB) Show(ctx context.Context, id int64) (core.Show, error) {

@@ -19,7 +19,7 @@ var _ core.ShowStore = (*DB)(nil)
 // as the migration's column default.
 const defaultCurrency = "EUR"
 
-// planInsertChunk bounds the rows of one multi-row seat INSERT: 11 values a
+// planInsertChunk bounds the rows of one multi-row seat INSERT: 14 values a
 // row stays far below SQLite's 32766 placeholders and MariaDB's packet size,
 // and a 20,000-seat plan takes 20 statements.
 const planInsertChunk = 1000
@@ -37,9 +37,11 @@ func (db *DB) CreateShowPlan(ctx context.Context, show core.Show, cats []core.Pr
 	show.Status, show.PlanVersion, show.SeatCount = core.ShowOnSale, 1, len(seats)
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		res, err := x.ExecContext(ctx, `INSERT INTO show_info (name, venue, starts_at, row_count, col_count, created_at,
- currency, sales_end, status, plan_version, seat_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+ currency, sales_end, status, plan_version, seat_count, best_focal_set, best_focal_x, best_focal_y, best_allow_singles)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			show.Name, show.Venue, ms(show.StartsAt), show.Rows, show.Cols, time.Now().UnixMilli(),
-			show.Currency, ms(show.SalesEnd), int(show.Status), show.PlanVersion, show.SeatCount)
+			show.Currency, ms(show.SalesEnd), int(show.Status), show.PlanVersion, show.SeatCount,
+			digit(show.Best.FocalSet), show.Best.FocalX, show.Best.FocalY, digit(show.Best.AllowSingles))
 		if err != nil {
 			return fmt.Errorf("insert show: %w", err)
 		}
@@ -67,12 +69,12 @@ func insertPlan(ctx context.Context, x *sqlx.Tx, showID int64, cats []core.Price
 		}
 	}
 	for chunk := range slices.Chunk(seats, planInsertChunk) {
-		args := make([]any, 0, 11*len(chunk))
+		args := make([]any, 0, 14*len(chunk))
 		for _, s := range chunk {
 			args = append(args, showID, s.SeatID, s.Row, s.Col, s.PriceCents, s.Section, s.RowLabel, s.Number,
-				s.Category, s.X, s.Y)
+				s.Category, s.X, s.Y, s.Accessible, s.Rank, digit(s.AisleAfter))
 		}
-		if _, err := x.ExecContext(ctx, `INSERT INTO seat (`+seatCols+`) VALUES `+placeholders(len(chunk), 11), args...); err != nil {
+		if _, err := x.ExecContext(ctx, `INSERT INTO seat (`+seatCols+`) VALUES `+placeholders(len(chunk), 14), args...); err != nil {
 			if isDuplicate(err) {
 				return core.Invalidf("a seat id appears twice in the plan")
 			}
@@ -347,4 +349,12 @@ func (db *DB) OrdersOfShow(ctx context.Context, showID int64, status core.OrderS
 		return nil, dbErr(err, "%s orders of show %d", status, showID)
 	}
 	return orderRows(rs), nil
+}
+
+// digit stores a flag as 0 or 1, the same in both dialects.
+func digit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
