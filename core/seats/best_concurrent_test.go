@@ -29,14 +29,17 @@ func TestChooseAndLockConcurrent(t *testing.T) {
 	}{
 		{"memory", func(*testing.T) *subject { return memorySubject(NewMemory()) }},
 		{"real", func(t *testing.T) *subject {
-			// The rush waits for a connection of a bounded pool, as long as
-			// it takes: what is checked here is the outcome, not the time.
+			// The rush waits for a connection of a bounded pool, and for its
+			// reply behind the other scripts, as long as it takes: what is
+			// checked here is the outcome, not the time (a loaded CI machine
+			// under -race once took longer than the default 3 s read).
 			u, err := url.Parse(testenv.Redis(t))
 			if err != nil {
 				t.Fatal(err)
 			}
 			q := u.Query()
 			q.Set("pool_timeout", "60s")
+			q.Set("read_timeout", "60s")
 			u.RawQuery = q.Encode()
 			rdb, err := DialWith(context.Background(), u.String(), DialOptions{PoolSize: 64})
 			if err != nil {
