@@ -79,8 +79,8 @@ func (cn *console) holds(c echo.Context) error {
 	case "":
 	case web.DueSoon:
 		pq.ExpireFrom, pq.ExpireTo = now, now.Add(web.ExpiringWindow)
-	case web.DueOverdue:
-		pq.ExpireTo = now
+	case web.DueOverdue: // as the dashboard counts them
+		pq.ExpireTo = now.Add(-cn.overdueAfter())
 	default:
 		return errBadRequest
 	}
