@@ -1,0 +1,73 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"seatflow/core/access"
+)
+
+// pdfPages reads the MediaBox of every page of a PDF as Chromium writes
+// it (page objects in the clear), in points.
+func pdfPages(t *testing.T, pdf []byte) [][2]float64 {
+	t.Helper()
+	var pages [][2]float64
+	for _, m := range regexp.MustCompile(`/MediaBox\s*\[\s*([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*\]`).FindAllSubmatch(pdf, -1) {
+		var v [4]float64
+		for i := range v {
+			f, err := strconv.ParseFloat(string(m[i+1]), 64)
+			if err != nil {
+				t.Fatalf("MediaBox %s: %v", m[0], err)
+			}
+			v[i] = f
+		}
+		pages = append(pages, [2]float64{v[2] - v[0], v[3] - v[1]})
+	}
+	return pages
+}
+
+// TestTicketPrintInBrowser prints a paid order's tickets to PDF in
+// Chromium as a print dialog does (the page size the CSS asks for) and
+// reads the paper from the PDF: the A6 card on one page of 105 × 148 mm,
+// the receipt 80 mm wide. Chromium prints a page sized "A6" by name on
+// Letter.
+func TestTicketPrintInBrowser(t *testing.T) {
+	bb := startBoxOfficeBrowser(t)
+	o := bb.a.place(82, "B-1", "B-2")
+	no := o["order_no"].(string)
+	if rec := bb.a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-PRINT","amount_cents":%v}`, no, o["amount_cents"])); rec.Code != 200 {
+		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
+	}
+	clerk := bb.tab("clerk", access.RoleBoxOffice)
+	const mm = 72 / 25.4 // points
+	for _, tc := range []struct {
+		format        string
+		width, height float64 // mm; height 0: any
+		pages         int     // 0: any
+	}{
+		{"a6", 105, 148, 1},
+		{"receipt", 80, 0, 0},
+	} {
+		clerk.do("open the "+tc.format+" ticket",
+			chromedp.Navigate(fmt.Sprintf("%s/console/orders/%s/ticket?format=%s", bb.url, no, tc.format)),
+			chromedp.WaitVisible(chromedp.ID("ticket-qr")))
+		pdf, err := chromedp.Run(clerk.ctx, chromedp.PrintToPDF(chromedp.PDFPreferCSSPageSize()))
+		if err != nil {
+			t.Fatalf("print the %s ticket: %v", tc.format, err)
+		}
+		pages := pdfPages(t, pdf)
+		if len(pages) == 0 || tc.pages != 0 && len(pages) != tc.pages {
+			t.Fatalf("%s ticket: %d pages, want %d", tc.format, len(pages), tc.pages)
+		}
+		w, h := pages[0][0], pages[0][1]
+		t.Logf("%s ticket: %d page(s), the first %.1f × %.1f pt (%.1f × %.1f mm)", tc.format, len(pages), w, h, w/mm, h/mm)
+		if math.Abs(w-tc.width*mm) > 1 || tc.height != 0 && math.Abs(h-tc.height*mm) > 1 {
+			t.Errorf("%s ticket prints on %.1f × %.1f mm, want %.0f × %.0f", tc.format, w/mm, h/mm, tc.width, tc.height)
+		}
+	}
+}
