@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"seatflow/core"
 	"seatflow/core/access"
 )
 
@@ -69,5 +70,54 @@ func TestTicketPrintInBrowser(t *testing.T) {
 		if math.Abs(w-tc.width*mm) > 1 || tc.height != 0 && math.Abs(h-tc.height*mm) > 1 {
 			t.Errorf("%s ticket prints on %.1f × %.1f mm, want %.0f × %.0f", tc.format, w/mm, h/mm, tc.width, tc.height)
 		}
+	}
+}
+
+// TestHoldControlsInBrowser: on a 390×844 phone, a held order's page keeps
+// "Take payment" and the extend buttons apart (16 px or more between their
+// boxes, so a mis-tap does not extend a hold instead of paying), the extend
+// buttons below their own heading and not styled as the primary action.
+func TestHoldControlsInBrowser(t *testing.T) {
+	bb := startBoxOfficeBrowser(t)
+	o, err := core.NewCounter(bb.a.app.engine, bb.a.app.DB).Hold(t.Context(), core.CounterHold{ShowID: bb.a.show.ID, SeatIDs: []string{"C-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := o.OrderNo
+	clerk := bb.tab("clerk", access.RoleBoxOffice)
+	clerk.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	clerk.do("open the hold",
+		chromedp.Navigate(fmt.Sprintf("%s/console/orders/%s", bb.url, no)),
+		chromedp.WaitVisible(chromedp.ID("take-payment")))
+	const measure = `(() => {
+		const pay = document.getElementById('take-payment'), payBox = pay.getBoundingClientRect();
+		const heading = document.getElementById('extend-title').getBoundingClientRect();
+		const bg = e => getComputedStyle(e).backgroundColor;
+		let gap = Infinity, primary = 0, above = 0;
+		for (const b of document.querySelectorAll('#quick-extend button, #extend-button')) {
+			const r = b.getBoundingClientRect();
+			const dx = Math.max(0, r.left - payBox.right, payBox.left - r.right);
+			const dy = Math.max(0, r.top - payBox.bottom, payBox.top - r.bottom);
+			gap = Math.min(gap, Math.hypot(dx, dy));
+			if (bg(b) === bg(pay)) primary++;
+			if (r.top < heading.bottom) above++;
+		}
+		return {gap, primary, above};
+	})()`
+	type result struct {
+		Gap            float64
+		Primary, Above int
+	}
+	got := evalIn[result](clerk, "the hold's controls", measure)
+	viewportShot(clerk, "hold-controls-phone")
+	t.Logf("390×844: %.0f px between Take payment and the nearest extend button", got.Gap)
+	if got.Gap < 16 {
+		t.Errorf("an extend button is %.1f px from Take payment, want 16 or more", got.Gap)
+	}
+	if got.Primary != 0 {
+		t.Errorf("%d extend buttons look like Take payment (the primary action)", got.Primary)
+	}
+	if got.Above != 0 {
+		t.Errorf("%d extend buttons sit above their heading", got.Above)
 	}
 }
