@@ -121,3 +121,50 @@ func TestHoldControlsInBrowser(t *testing.T) {
 		t.Errorf("%d extend buttons sit above their heading", got.Above)
 	}
 }
+
+// TestStaffPageLayoutInBrowser: at 1440×900 the staff table takes 60 % or
+// more of the page's main column and no button of the table overlaps the
+// "Add an account" card; adding an account asks for no password and shows
+// its one-time set-password link.
+func TestStaffPageLayoutInBrowser(t *testing.T) {
+	bb := startBoxOfficeBrowser(t)
+	admin := bb.tab("admin", access.RoleAdmin)
+	admin.do("desk", chromedp.EmulateViewport(1440, 900))
+	admin.do("open the staff page",
+		chromedp.Navigate(bb.url+"/console/staff"),
+		chromedp.WaitVisible(chromedp.ID("staff")))
+	const measure = `(() => {
+		const main = document.querySelector('main').getBoundingClientRect();
+		const table = document.getElementById('staff').getBoundingClientRect();
+		const card = document.getElementById('staff-add-card').getBoundingClientRect();
+		let overlaps = 0;
+		for (const b of document.querySelectorAll('#staff button, #staff select')) {
+			const r = b.getBoundingClientRect();
+			if (r.right > card.left && r.left < card.right && r.bottom > card.top && r.top < card.bottom) overlaps++;
+		}
+		return {ratio: table.width / main.width, overlaps, password: document.querySelectorAll('#staff-add input[type=password]').length};
+	})()`
+	type layout struct {
+		Ratio              float64
+		Overlaps, Password int
+	}
+	got := evalIn[layout](admin, "the staff page", measure)
+	viewportShot(admin, "staff-1440")
+	t.Logf("1440×900: the staff table is %.0f %% of main", got.Ratio*100)
+	if got.Ratio < 0.6 {
+		t.Errorf("the staff table is %.0f %% of main, want 60 %% or more", got.Ratio*100)
+	}
+	if got.Overlaps != 0 {
+		t.Errorf("%d controls of the table overlap the Add an account card", got.Overlaps)
+	}
+	if got.Password != 0 {
+		t.Errorf("the add form asks for a password")
+	}
+	admin.do("add an account",
+		chromedp.SendKeys(chromedp.ID("new-username"), "new-clerk"),
+		chromedp.Click(chromedp.CSS("#staff-add button[type=submit]")),
+		chromedp.WaitVisible(chromedp.ID("reset-link")))
+	if link := evalIn[string](admin, "the link", `document.querySelector('#reset-link input').value`); !regexp.MustCompile(`/console/reset/[A-Za-z0-9_-]+$`).MatchString(link) {
+		t.Errorf("the new account's link is %q", link)
+	}
+}
