@@ -40,6 +40,13 @@ func DefaultDelayPolicy() DelayPolicy {
 	return DelayPolicy{Mode: DelayLevels, Levels: levels, Slack: DefaultSlack}
 }
 
+// OverdueAfter is how long past its expiry a hold may stay pending before
+// it counts as overdue: lateness within the slack is the levels working,
+// and a second more leaves time to handle the message. The overdue gauge
+// and the console both count from it, so a hold cancelled a few
+// milliseconds late is never an alarm.
+func (p DelayPolicy) OverdueAfter() time.Duration { return p.Slack + time.Second }
+
 // DelayPlan is one hop: Level 0 means an exact Delay.
 type DelayPlan struct {
 	Level int

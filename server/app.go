@@ -205,10 +205,10 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	a.hub = NewSeatHub(relay, logger)
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		core.NewOverdueCollector(func(ctx context.Context) (int, error) {
-			// Late only past what the delay levels allow, plus a second to
-			// handle: at thousands of holds a second some are always a few
+			// Late only past what the delay levels allow (OverdueAfter): at
+			// thousands of holds a second some are always a few
 			// milliseconds past their expiry, and the alert must not see them.
-			return a.DB.OverdueCount(ctx, time.Now().Add(-cfg.Engine.Delay.Slack-time.Second))
+			return a.DB.OverdueCount(ctx, time.Now().Add(-cfg.Engine.Delay.OverdueAfter()))
 		}))
 	a.engine, err = core.NewEngine(cfg.Engine, core.Deps{
 		Store:    a.DB,

@@ -29,11 +29,30 @@ func createStaff(ctx context.Context, db *store.DB, username, password, role, by
 	if err := access.ValidPassword(password, username); err != nil {
 		return access.Staff{}, err
 	}
+	return insertStaff(ctx, db, access.Staff{Username: username, Role: r, CreatedAt: now, CreatedBy: by}, password)
+}
+
+// createStaffForLink is createStaff for an account whose owner sets the
+// password through a one-time link: until then it has a random one that
+// nobody ever sees.
+func createStaffForLink(ctx context.Context, db *store.DB, username, role, by string, now time.Time) (access.Staff, error) {
+	if err := access.ValidUsername(username); err != nil {
+		return access.Staff{}, err
+	}
+	r, err := access.ParseRole(role)
+	if err != nil {
+		return access.Staff{}, err
+	}
+	return insertStaff(ctx, db, access.Staff{Username: username, Role: r, CreatedAt: now, CreatedBy: by}, newToken())
+}
+
+func insertStaff(ctx context.Context, db *store.DB, s access.Staff, password string) (access.Staff, error) {
+	username := s.Username
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
 		return access.Staff{}, fmt.Errorf("add staff %q: hash password: %w", username, err)
 	}
-	s, err := db.CreateStaff(ctx, access.Staff{Username: username, Role: r, CreatedAt: now, CreatedBy: by}, string(hash))
+	s, err = db.CreateStaff(ctx, s, string(hash))
 	if err != nil {
 		return access.Staff{}, fmt.Errorf("add staff %q: %w", username, err)
 	}

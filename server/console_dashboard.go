@@ -91,7 +91,7 @@ func (cn *console) opsFigures(ctx context.Context, p web.Page, now time.Time, d 
 	if d.Lag, d.Overdue, err = cn.expiryCharts(ctx, now); err != nil {
 		return err
 	}
-	if d.OverdueNow, err = cn.DB.OverdueCount(ctx, now); err != nil {
+	if d.OverdueNow, err = cn.DB.OverdueCount(ctx, now.Add(-cn.overdueAfter())); err != nil {
 		return err
 	}
 	ages, err := cn.DB.OpenDiscrepancyAges(ctx, now, web.DiscrepancyBandAges)
@@ -143,6 +143,11 @@ func (cn *console) lastRuns(ctx context.Context, d *web.DashboardData) error {
 	return err
 }
 
+// overdueAfter is how late a hold must be to count as overdue: the bound
+// of the Prometheus gauge (app.go), so the dashboard alarms when the alert
+// would, and not for holds ended within the delay slack.
+func (cn *console) overdueAfter() time.Duration { return cn.Engine.Config().Delay.OverdueAfter() }
+
 // expiryCharts reads the expiry-lag histogram and the overdue series of the
 // last hour from the database: both are facts of the order rows, so every
 // instance draws the same charts and a restart loses no history. The
@@ -157,7 +162,7 @@ func (cn *console) expiryCharts(ctx context.Context, now time.Time) (web.LagChar
 		return web.LagChart{}, nil, err
 	}
 	from := now.Add(-chartWindow).Truncate(overdueStep)
-	peaks, err := cn.DB.OverdueMax(ctx, from, now, overdueStep)
+	peaks, err := cn.DB.OverdueMax(ctx, from, now, overdueStep, cn.overdueAfter())
 	if err != nil {
 		return web.LagChart{}, nil, err
 	}

@@ -201,3 +201,76 @@ func testRuns(trigger string, found, n int) []web.ReconcileRun {
 	}
 	return out
 }
+
+// TestConsoleDashboardOverdueSlack: a hold counts as overdue on the
+// dashboard (the chart, its peak, the holds it links to) only past its
+// expiry plus the delay slack and a second, as the Prometheus gauge counts
+// it: holds timed out a few milliseconds late are the levels working, not
+// an alarm. Each hold expires in a minute of its own. On both stacks.
+func TestConsoleDashboardOverdueSlack(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		env := newConsoleEnvOn(t, st)
+		ctx := t.Context()
+		now := env.clock.Now()
+		show := st.NewShow(t, 2, 6)
+		slack := env.engine.Config().Delay.Slack
+		seat := 0
+		for i, tc := range []struct {
+			late []time.Duration // holds expiring together, timed out this late
+			want int             // the most overdue at once in their minute
+		}{
+			{[]time.Duration{2 * time.Millisecond, 4 * time.Millisecond, 6 * time.Millisecond}, 0},
+			{[]time.Duration{slack + 900*time.Millisecond}, 0},
+			{[]time.Duration{slack + 1500*time.Millisecond}, 1},
+			{[]time.Duration{30 * time.Second}, 1},
+		} {
+			expire := now.Add(-time.Duration(40-5*i) * time.Minute).Truncate(time.Minute).Add(10 * time.Second)
+			clock := stacktest.NewClock(expire.Add(-15 * time.Minute))
+			eng := st.Engine(t, core.Config{}, clock)
+			var orders []core.Order
+			for range tc.late {
+				seat++
+				o, err := eng.Place(ctx, core.PlaceRequest{UserID: int64(200 + seat), ShowID: show.ID,
+					SeatIDs: []string{fmt.Sprintf("%c-%d", 'A'+(seat-1)/6, (seat-1)%6+1)}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				orders = append(orders, o)
+			}
+			clock.Advance(15 * time.Minute)
+			for j, o := range orders {
+				clock.Advance(tc.late[j] - clock.Now().Sub(expire))
+				if err := eng.HandleTimeout(ctx, core.TimeoutMsg{OrderNo: o.OrderNo, Hop: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			page := env.login(access.RoleOps).do("GET", "/console/", nil, nil).Body.String()
+			if want := fmt.Sprintf("%s: %d</title>", expire.UTC().Format("15:04"), tc.want); !strings.Contains(page, want) {
+				t.Errorf("timed out %v late: the chart lacks %q", tc.late, want)
+			}
+		}
+		// A hold pending 1 s past its expiry is within the slack; one pending
+		// a minute past it is overdue, in the peak and the holds list.
+		var pending []string
+		for i, past := range []time.Duration{time.Second, time.Minute} {
+			o, err := st.Engine(t, core.Config{}, stacktest.NewClock(now.Add(-15*time.Minute-past))).Place(ctx,
+				core.PlaceRequest{UserID: int64(300 + i), ShowID: show.ID, SeatIDs: []string{fmt.Sprintf("B-%d", 5+i)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pending = append(pending, `id="hold-`+o.OrderNo+`"`)
+		}
+		ops := env.login(access.RoleOps)
+		page := ops.do("GET", "/console/", nil, nil).Body.String()
+		for _, want := range []string{`id="stat-overdue-max">1<`, "per minute; now: 1."} {
+			if !strings.Contains(page, want) {
+				t.Errorf("dashboard lacks %q", want)
+			}
+		}
+		holds := ops.do("GET", "/console/holds?due="+web.DueOverdue, nil, nil).Body.String()
+		if strings.Contains(holds, pending[0]) || !strings.Contains(holds, pending[1]) {
+			t.Errorf("holds?due=overdue: 1 s past listed %v, a minute past listed %v; want false, true",
+				strings.Contains(holds, pending[0]), strings.Contains(holds, pending[1]))
+		}
+	})
+}

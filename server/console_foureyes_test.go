@@ -87,9 +87,7 @@ func TestFourEyesSockPuppet(t *testing.T) {
 		admin, ops := env.login(access.RoleAdmin), env.login(access.RoleOps)
 		newAccount := func(name string, role access.Role) *browser {
 			t.Helper()
-			if rec := admin.post("/console/staff", url.Values{"username": {name}, "password": {testPassword}, "role": {string(role)}}); rec.Code != http.StatusSeeOther {
-				t.Fatalf("add %s: status %d: %.300s", name, rec.Code, rec.Body)
-			}
+			addStaffWithLink(t, env, admin, name, role, testPassword)
 			b := env.browser()
 			if rec := b.login(name, testPassword); rec.Code != http.StatusSeeOther {
 				t.Fatalf("login as %s: %d", name, rec.Code)

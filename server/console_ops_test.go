@@ -354,14 +354,15 @@ func TestConsoleDashboardCharts(t *testing.T) {
 		}
 	}
 	// The minutes of the hour, the current one too; at 1: the minute of
-	// the timed-out hold's 1.2 s, the swept one's 20 s, and the 21 minutes
-	// since A-3 expired, its own and the current one included.
+	// the swept hold's 20 s and the 21 minutes since A-3 expired, its own
+	// and the current one included. The timed-out hold's 1.2 s is within
+	// the delay slack and its second (core.DelayPolicy.OverdueAfter).
 	overdue := regexp.MustCompile(`(?s)<svg class="chart" id="overdue-chart".*?</svg>`).FindString(page)
 	if n := strings.Count(overdue, "<circle"); n != 61 {
 		t.Errorf("overdue chart has %d points, want 61: one per minute of the hour and the current one", n)
 	}
-	if n := len(regexp.MustCompile(`: 1</title>`).FindAllString(overdue, -1)); n != 23 {
-		t.Errorf("overdue chart shows 1 in %d minutes, want 23:\n%s", n, overdue)
+	if n := len(regexp.MustCompile(`: 1</title>`).FindAllString(overdue, -1)); n != 22 {
+		t.Errorf("overdue chart shows 1 in %d minutes, want 22:\n%s", n, overdue)
 	}
 	if !strings.Contains(page, "per minute; now: 1.") {
 		t.Error("dashboard does not say 1 hold is overdue now")

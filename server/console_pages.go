@@ -79,8 +79,8 @@ func (cn *console) holds(c echo.Context) error {
 	case "":
 	case web.DueSoon:
 		pq.ExpireFrom, pq.ExpireTo = now, now.Add(web.ExpiringWindow)
-	case web.DueOverdue:
-		pq.ExpireTo = now
+	case web.DueOverdue: // as the dashboard counts them
+		pq.ExpireTo = now.Add(-cn.overdueAfter())
 	default:
 		return errBadRequest
 	}
@@ -414,8 +414,10 @@ func (cn *console) renderStaff(c echo.Context, status int, d web.StaffData) erro
 func (cn *console) staffAdd(c echo.Context) error {
 	d := web.StaffData{Username: strings.ToLower(strings.TrimSpace(c.FormValue("username"))),
 		Role: access.Role(c.FormValue("role"))}
-	s, err := createStaff(c.Request().Context(), cn.DB, d.Username, c.FormValue("password"), string(d.Role),
-		consoleActor(c).Staff, cn.Clock.Now())
+	// The admin never types or learns the new person's password: the page
+	// shows a one-time link to set it, once, as makeResetLink does.
+	ctx, now := c.Request().Context(), cn.Clock.Now()
+	s, err := createStaffForLink(ctx, cn.DB, d.Username, string(d.Role), consoleActor(c).Staff, now)
 	if key := staffFormError(err); key != "" {
 		d.FormError = key
 		return cn.renderStaff(c, http.StatusUnprocessableEntity, d)
@@ -425,7 +427,13 @@ func (cn *console) staffAdd(c echo.Context) error {
 	}
 	cn.audit(c, core.AuditEntry{Action: core.AuditStaffAdd, Target: "staff:" + s.Username,
 		Detail: map[string]any{"role": string(s.Role)}})
-	return c.Redirect(http.StatusSeeOther, web.URL("/staff?msg=staff_added"))
+	path, err := createResetLink(ctx, cn.DB, s, staffAction(c).Entry(now, access.AuditPasswordResetLink, "staff:"+s.Username, nil))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return cn.renderStaff(c, http.StatusOK, web.StaffData{ResetFor: s.Username, Added: true,
+		ResetLink: c.Scheme() + "://" + c.Request().Host + path})
 }
 
 func (cn *console) staffDisable(c echo.Context) error {

@@ -227,3 +227,17 @@ func TestStaffResetLinkCommand(t *testing.T) {
 		t.Errorf("login with the new password: status %d", rec.Code)
 	}
 }
+
+// addStaffWithLink has admin add an account and its owner set password
+// through the one-time link the page shows.
+func addStaffWithLink(t *testing.T, env *consoleEnv, admin *browser, name string, role access.Role, password string) {
+	t.Helper()
+	rec := admin.post("/console/staff", url.Values{"username": {name}, "role": {string(role)}})
+	m := resetLinkInPage.FindStringSubmatch(rec.Body.String())
+	if rec.Code != http.StatusOK || m == nil {
+		t.Fatalf("add %s: status %d, no link in %.500s", name, rec.Code, rec.Body)
+	}
+	if res := useResetLink(t, env.browser(), m[1], password); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("%s sets a password with the link: %d", name, res.StatusCode)
+	}
+}

@@ -671,8 +671,10 @@ type StaffData struct {
 	Username  string
 	Role      access.Role
 	FormError string // catalog key
-	// A password link just made, shown this once.
+	// A password link just made, shown this once; Added: for an account
+	// just added, whose owner sets the first password with it.
 	ResetLink, ResetFor string
+	Added               bool
 	TwoStep             map[int64]bool      // accounts with a confirmed second factor
 	TwoStepLocked       map[int64]time.Time // accounts whose second factor is locked, until when
 }

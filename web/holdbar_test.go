@@ -65,7 +65,7 @@ func TestQuickExtendWithinLimit(t *testing.T) {
 		ExpireAt: t0.Add(110 * time.Minute)}, MaxHold: 2 * time.Hour}
 	page := render(t, extendForm(Page{Lang: LangEN}, d))
 	for m, disabled := range map[string]bool{"5": false, "10": false, "15": true} {
-		tag := `<button type="submit" name="quick" value="` + m + `"`
+		tag := `<button type="submit" class="secondary" name="quick" value="` + m + `"`
 		i := strings.Index(page, tag)
 		if i < 0 {
 			t.Fatalf("no +%s button:\n%s", m, page)

@@ -913,4 +913,10 @@ var catalog = map[string]entry{
 	"ev.opens_at":                              {"opens at", "开放时间"},
 	"ev.window_seconds":                        {"admission window (s)", "入场时限（秒）"},
 	"ev.paused":                                {"paused", "暂停"},
+
+	// Issue 31, items 4-8 (console fixes): adding an account with a link.
+	"staff.added_link": {"Account %s added. Give them this link to set their own password: it works once, for 24 hours, and is not shown again:",
+		"账号 %s 已添加。请把此链接交给对方设置自己的密码：24 小时内有效且只能使用一次，此链接不会再次显示："},
+	"staff.add_hint": {"They set their own password with a one-time link shown when the account is added.",
+		"添加账号后会显示一次性链接，由对方自行设置密码。"},
 }

@@ -26,6 +26,18 @@ type Page struct {
 	// StoreDown names the backing stores that do not answer right now
 	// (e.g. "database, seat store"); "" when all do.
 	StoreDown string
+	// Subject follows the title in the browser tab (an order's code, what
+	// the customer reads out); "" for none.
+	Subject string
+}
+
+// DocTitle is the document's title: the page's, its subject, the product.
+func (p Page) DocTitle() string {
+	t := p.T(p.Title)
+	if p.Subject != "" {
+		t += " " + p.Subject
+	}
+	return t + " · SeatFlow"
 }
 
 // Prefix is where the console is mounted.

@@ -77,43 +77,46 @@ func (db *DB) ExpiryLag(ctx context.Context, since time.Time, bounds []time.Dura
 	return out, nil
 }
 
-// The spans during which orders were pending past their expiry, from
-// expire_at to closed_at (open at both ends: expire_at < t < closed_at),
-// that reach into a window: the orders pending now that expired before its
+// The spans during which orders were pending past their expiry and a grace
+// after it, from expire_at + grace to closed_at (open at both ends), that
+// reach into a window: the orders pending now whose grace ended before its
 // end (range on idx_status_expire), and the orders closed after its start
-// that had expired by then (range on idx_status_closed). A refunded order
+// that were overdue by then (range on idx_status_closed). A refunded order
 // keeps its payment's closed_at, so a late payment refunded since counts.
 const (
 	overduePendingSQL = `SELECT expire_at FROM order_info WHERE status = 0 AND expire_at < ?`
 	overdueClosedSQL  = `SELECT expire_at, closed_at FROM order_info
- WHERE status IN (1, 2, 3) AND closed_at > ? AND expire_at < closed_at AND expire_at < ?`
+ WHERE status IN (1, 2, 3) AND closed_at > ? AND expire_at < closed_at - ? AND expire_at < ?`
 )
 
 // OverdueMax returns, for each step of [from, to) (the last one may end at
-// to), the most orders that were pending past their expiry at any one
-// instant of it: the overdue gauge's history, reconstructed from the rows
-// rather than sampled, so 23 holds overdue for 30 s show in their minute.
-func (db *DB) OverdueMax(ctx context.Context, from, to time.Time, step time.Duration) ([]int, error) {
+// to), the most orders that were pending more than grace past their expiry
+// at any one instant of it: the overdue gauge's history (the gauge counts
+// with the same grace, core.DelayPolicy.OverdueAfter), reconstructed from
+// the rows rather than sampled, so 23 holds overdue for 30 s show in their
+// minute.
+func (db *DB) OverdueMax(ctx context.Context, from, to time.Time, step, grace time.Duration) ([]int, error) {
 	if !from.Before(to) || step <= 0 {
 		return nil, nil
 	}
 	var pendingAt []int64
-	if err := db.r.SelectContext(ctx, &pendingAt, overduePendingSQL, ms(to)); err != nil {
+	if err := db.r.SelectContext(ctx, &pendingAt, overduePendingSQL, ms(to.Add(-grace))); err != nil {
 		return nil, dbErr(err, "overdue orders pending")
 	}
 	var closed []struct {
 		Expire int64 `db:"expire_at"`
 		Closed int64 `db:"closed_at"`
 	}
-	if err := db.r.SelectContext(ctx, &closed, overdueClosedSQL, ms(from), ms(to)); err != nil {
+	g := grace.Milliseconds()
+	if err := db.r.SelectContext(ctx, &closed, overdueClosedSQL, ms(from), g, ms(to.Add(-grace))); err != nil {
 		return nil, dbErr(err, "overdue orders closed")
 	}
 	spans := make([]overdueSpan, 0, len(pendingAt)+len(closed))
 	for _, e := range pendingAt {
-		spans = append(spans, overdueSpan{from: e, to: math.MaxInt64})
+		spans = append(spans, overdueSpan{from: e + g, to: math.MaxInt64})
 	}
 	for _, c := range closed {
-		spans = append(spans, overdueSpan{from: c.Expire, to: c.Closed})
+		spans = append(spans, overdueSpan{from: c.Expire + g, to: c.Closed})
 	}
 	return maxOverlap(spans, from.UnixMilli(), to.UnixMilli(), step.Milliseconds()), nil
 }

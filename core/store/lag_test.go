@@ -75,7 +75,7 @@ func TestExpiryLagReads(t *testing.T) {
 		// -16m exactly: not overdue then), two while paid-late (-12m to
 		// -7m) and the customer's cancel (-10m to -5m) overlap, and
 		// overdue-now from -3m.
-		got, err := db.OverdueMax(ctx, now.Add(-time.Hour), now, time.Minute)
+		got, err := db.OverdueMax(ctx, now.Add(-time.Hour), now, time.Minute, 0)
 		wantMax := make([]int, 60)
 		for _, k := range []int{10, 20, 25, 30, 40, 41, 42, 43, 48, 49, 53, 54, 57, 58, 59} {
 			wantMax[k] = 1
@@ -85,7 +85,7 @@ func TestExpiryLagReads(t *testing.T) {
 			t.Errorf("OverdueMax =\n%v, %v; want\n%v", got, err, wantMax)
 		}
 		// A window ending within a step: its last step is cut short.
-		if got, err := db.OverdueMax(ctx, now.Add(-4*time.Minute), now.Add(-150*time.Second), time.Minute); err != nil || !reflect.DeepEqual(got, []int{0, 1}) {
+		if got, err := db.OverdueMax(ctx, now.Add(-4*time.Minute), now.Add(-150*time.Second), time.Minute, 0); err != nil || !reflect.DeepEqual(got, []int{0, 1}) {
 			t.Errorf("OverdueMax of -4m to -2.5m = %v, %v; want [0 1]", got, err)
 		}
 	})
@@ -116,7 +116,7 @@ func TestOpsQueryPlans(t *testing.T) {
 			{"OverdueMax pending", overduePendingSQL, []any{ms(now)},
 				ix("idx_status_expire", "order_info_idx_status_expire")},
 			// Closed after the window's start: none of the seeded rows.
-			{"OverdueMax closed", overdueClosedSQL, []any{ms(now), ms(now)},
+			{"OverdueMax closed", overdueClosedSQL, []any{ms(now), 2000, ms(now)},
 				ix("idx_status_closed", "order_info_idx_status_closed")},
 			{"OpenDiscrepancyAges", discrepancyAgesSQL(3), []any{ms(now), ms(now), DiscrepancyOpen},
 				ix("idx_status_created", "discrepancy_idx_status_created")},
