@@ -50,23 +50,30 @@ func (s *Server) handleShows(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"shows": out})
 }
 
-// handleSeats returns a show's seat plan with each seat's live state.
+// handleSeats returns a show's seat plan with each seat's live state (at
+// most SEATFLOW_SEAT_MAP_MAX_AGE old: seatmap_cache.go).
 func (s *Server) handleSeats(c echo.Context) error {
 	id, err := showID(c)
 	if err != nil {
 		return err
 	}
-	seats, err := s.engine.SeatMap(c.Request().Context(), id)
+	body, err := s.seatMaps.get(id, func() (any, error) {
+		seats, err := s.engine.SeatMap(c.Request().Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]seatJSON, len(seats))
+		for i, st := range seats {
+			out[i] = seatJSON{SeatID: st.SeatID, Row: st.Row, Col: st.Col, PriceCents: st.PriceCents,
+				State: st.State.String(), Section: st.Section, RowLabel: st.RowLabel, Number: st.Number,
+				Category: st.Category, X: st.X, Y: st.Y}
+		}
+		return map[string]any{"seats": out}, nil
+	})
 	if err != nil {
 		return err
 	}
-	out := make([]seatJSON, len(seats))
-	for i, st := range seats {
-		out[i] = seatJSON{SeatID: st.SeatID, Row: st.Row, Col: st.Col, PriceCents: st.PriceCents,
-			State: st.State.String(), Section: st.Section, RowLabel: st.RowLabel, Number: st.Number,
-			Category: st.Category, X: st.X, Y: st.Y}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"seats": out})
+	return c.JSONBlob(http.StatusOK, body)
 }
 
 // rfc3339 formats API times: UTC, millisecond precision (what the DB keeps).

@@ -49,7 +49,9 @@ func (s *Server) routes() {
 	api.POST("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.DELETE("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.POST("/shows/:id/cancel", s.handleCancelShow, mw...)
-	api.POST("/orders", s.handlePlaceOrder, mw...)
+	// Placements have a limit of their own: they hold no DB connection
+	// while they wait for the group commit (overload.go).
+	api.POST("/orders", s.handlePlaceOrder, append([]echo.MiddlewareFunc{s.overload.limitPlace}, mw[1:]...)...)
 	api.GET("/orders", s.handleSearchOrders, mw...)
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,7 +17,7 @@ import (
 // The rush (issue 29): every buyer of an on-sale starts in the same
 // instant, each naming its own address (X-SeatFlow-Client-IP, the bench's
 // key holds the client_ip right), reading the seat map, placing 1 to 4
-// seats it saw free, reading the map again after a 409 and waiting out
+// seats it saw free, retrying on 409 with others it saw free and waiting out
 // Retry-After on 503 and 429, as a storefront does, until the show is sold
 // out. Goodput is compared with a smaller rush of the same run.
 
@@ -289,7 +291,10 @@ func (res *rushResult) merge(tallies []*tally) {
 }
 
 // buy is one buyer's visit: through the queue when the show has one, then
-// map reads and placements until a hold, sold out or failure.
+// placements until a hold, sold out or failure. Like a storefront page, it
+// reads the seat map once and picks from the seats it saw free, less those
+// a 409 named taken; it reads the map again only after rereadAfter 409s in
+// a row or when none it saw is left (BENCHMARKS.md, rush).
 func (b *buyer) buy(ctx context.Context) {
 	var admission string
 	if b.run.spec.queue {
@@ -298,26 +303,22 @@ func (b *buyer) buy(ctx context.Context) {
 			return
 		}
 	}
+	var seen *seatPool
+	conflicts := 0
 	for ctx.Err() == nil && !b.run.soldOut.Load() {
-		var list seatList
-		status, d, err := b.send(ctx, http.MethodGet, seatsPath(b.run.show), nil, &list)
-		if status != http.StatusOK {
-			b.fail(err)
-			return
-		}
-		b.t.reads = append(b.t.reads, d)
-		var free []string
-		for _, st := range list.Seats {
-			if st.State == "available" {
-				free = append(free, st.SeatID)
+		if seen == nil || seen.size() == 0 || conflicts >= rereadAfter {
+			var ok bool
+			if seen, ok = b.readMap(ctx); !ok {
+				return
+			}
+			conflicts = 0
+			if seen.size() == 0 {
+				b.run.soldOut.Store(true)
+				return
 			}
 		}
-		if len(free) == 0 {
-			b.run.soldOut.Store(true)
-			return
-		}
-		pick := newSeatPool(free).pick(1 + rand.IntN(4))
-		status, d, err = b.send(ctx, http.MethodPost, "/api/v1/orders", orderBody(b.user, b.run.show, pick, admission), nil)
+		pick := seen.pick(1 + rand.IntN(4))
+		status, d, err := b.send(ctx, http.MethodPost, "/api/v1/orders", orderBody(b.user, b.run.show, pick, admission), nil)
 		if status != http.StatusCreated && status != http.StatusConflict {
 			b.fail(err)
 			return
@@ -331,7 +332,86 @@ func (b *buyer) buy(ctx context.Context) {
 			b.t.lastHold = time.Since(b.run.start)
 			return
 		}
+		conflicts++
+		seen.remove(takenSeats(err, pick))
 	}
+}
+
+// rereadAfter is how many 409s in a row send a buyer back to the seat map:
+// a storefront refreshes its page now and then, not after every refusal.
+const rereadAfter = 3
+
+// readMap reads the show's seat map and returns the seats it shows free
+// (ok false: the buyer's visit ended).
+func (b *buyer) readMap(ctx context.Context) (*seatPool, bool) {
+	var raw []byte
+	status, d, err := b.send(ctx, http.MethodGet, seatsPath(b.run.show), nil, &raw)
+	if status != http.StatusOK {
+		b.fail(err)
+		return nil, false
+	}
+	b.t.reads = append(b.t.reads, d)
+	free, err := freeSeats(raw)
+	if err != nil {
+		b.fail(err)
+		return nil, false
+	}
+	return newSeatPool(free), true
+}
+
+// freeSeats is the seat ids a seat map shows available. The bench shares
+// the server's CPUs, and decoding thousands of 295 KB maps with
+// encoding/json (which validates the whole body first) cost more than the
+// server's answers, so the ids and states are scanned for; a body whose
+// seats do not each have both is decoded in full instead.
+func freeSeats(raw []byte) ([]string, error) {
+	const idKey, stateKey = `"seat_id":"`, `"state":"`
+	var free []string
+	n := 0
+	for rest := raw; ; n++ {
+		i := bytes.Index(rest, []byte(idKey))
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(idKey):]
+		id, after, ok := bytes.Cut(rest, []byte{'"'})
+		j := bytes.Index(after, []byte(stateKey))
+		if !ok || j < 0 || bytes.IndexByte(id, '\\') >= 0 {
+			return freeSeatsJSON(raw)
+		}
+		state, _, _ := bytes.Cut(after[j+len(stateKey):], []byte{'"'})
+		if string(state) == "available" {
+			free = append(free, string(id))
+		}
+		rest = after
+	}
+	if n != bytes.Count(raw, []byte(stateKey)) {
+		return freeSeatsJSON(raw)
+	}
+	return free, nil
+}
+
+func freeSeatsJSON(raw []byte) ([]string, error) {
+	var list seatList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("seat map: %w", err)
+	}
+	var free []string
+	for _, st := range list.Seats {
+		if st.State == "available" {
+			free = append(free, st.SeatID)
+		}
+	}
+	return free, nil
+}
+
+// takenSeats is what a 409 says is taken: the seats it names, or all those
+// asked for when it names none.
+func takenSeats(err error, asked []string) []string {
+	if ae, ok := isStatus(err, http.StatusConflict); ok && len(ae.Seats) > 0 {
+		return ae.Seats
+	}
+	return asked
 }
 
 // fail ends the buyer's visit on an answer it cannot go on from (none
@@ -377,6 +457,9 @@ func (b *buyer) send(ctx context.Context, method, path string, body []byte, out 
 		case <-ctx.Done():
 			return 0, d, ctx.Err()
 		case <-time.After(wait):
+		}
+		if b.run.soldOut.Load() {
+			return 0, d, nil // the storefront shows sold out: nothing to retry for
 		}
 	}
 }

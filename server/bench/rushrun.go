@@ -39,11 +39,15 @@ func queueRuns(q string) []bool {
 	return []bool{false}
 }
 
+// rushSeatMapAge is the seat map cache of the rush's server: an operator
+// turns it on for an on-sale, where page loads would otherwise set the pace.
+const rushSeatMapAge = 100 * time.Millisecond
+
 // runRushScenario is `seatflow bench rush`: the baseline rush, then the
 // rush of o.Buyers without and/or with the queue, then the joins phase
 // when the queue is asked for, all on one server.
 func runRushScenario(ctx context.Context, o Options, getenv func(string) string, p *progress, rep *Report) (err error) {
-	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold, addressLimits: true}, getenv, p)
+	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold, addressLimits: true, seatMapMaxAge: rushSeatMapAge}, getenv, p)
 	if err != nil {
 		return err
 	}
