@@ -57,7 +57,7 @@ func runRushScenario(ctx context.Context, o Options, getenv func(string) string,
 
 // rushPhases runs the rushes on a started stack; mem follows the server's
 // memory (nil: not sampled).
-func rushPhases(ctx context.Context, o Options, s *stack, mem *procSampler, p *progress, rep *Report) error {
+func rushPhases(ctx context.Context, o Options, s *stack, mem *procSampler, p *progress, rep *Report) (err error) {
 	stack := o.stackLabel()
 	spec := func(label string, buyers int, queue bool, users int64) rushSpec {
 		return rushSpec{label: label, buyers: buyers, conns: rushConns(o.Conns, buyers), seats: o.RushSeats,
@@ -70,6 +70,11 @@ func rushPhases(ctx context.Context, o Options, s *stack, mem *procSampler, p *p
 		return err
 	}
 	users := int64(o.BaselineBuyers)
+	if o.CPUProfile != "" && s.pprofAddr != "" {
+		prof := startProfile(ctx, s.pprofAddr, o.ProfileTime)
+		p.logf("CPU profile of the server for %v, into %s", o.ProfileTime, o.CPUProfile)
+		defer func() { err = errors.Join(err, prof.save(o.CPUProfile)) }()
+	}
 	for _, q := range queueRuns(o.Queue) {
 		label := fmt.Sprintf("rush: %d buyers", o.Buyers)
 		if q {
