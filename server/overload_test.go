@@ -232,3 +232,48 @@ func httptestDo(h http.Handler, method, path string) *httptest.ResponseRecorder 
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 	return rec
 }
+
+// TestSeatMapPastTheLimit: with the limit of API work held full, a seat
+// map read of a show whose map is cached fresh is answered from the cache;
+// with the cache off it is shed like any other read.
+func TestSeatMapPastTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		name, maxAge string
+		want         int
+	}{
+		{"cached fresh", "1h", http.StatusOK},
+		{"cache off", "0s", http.StatusServiceUnavailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newTestApp(t, "SEATFLOW_MAX_INFLIGHT", "2", "SEATFLOW_SEAT_MAP_MAX_AGE", c.maxAge)
+			path := fmt.Sprintf("/api/v1/shows/%d/seats", a.show.ID)
+			if rec := a.do("GET", path, ""); rec.Code != http.StatusOK {
+				t.Fatalf("first read: %d %s", rec.Code, rec.Body)
+			}
+			entered, release := make(chan struct{}), make(chan struct{})
+			a.app.Handler.overload.admitted = func(c echo.Context) {
+				if c.Request().URL.Path == "/api/v1/shows" {
+					entered <- struct{}{}
+					<-release
+				}
+			}
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() { a.do("GET", "/api/v1/shows", "") })
+			}
+			for range 2 {
+				<-entered
+			}
+			if rec := a.do("GET", path, ""); rec.Code != c.want {
+				t.Errorf("seat map read at the limit: %d, want %d", rec.Code, c.want)
+			}
+			if c.want == http.StatusOK { // past the limit, never past the key check
+				if rec := a.do("GET", path, "", "Authorization", ""); rec.Code != http.StatusUnauthorized {
+					t.Errorf("seat map read without a key at the limit: %d, want 401", rec.Code)
+				}
+			}
+			close(release)
+			wg.Wait()
+		})
+	}
+}

@@ -67,6 +67,25 @@ func (c *seatMapCache) get(show int64, build func() (any, error)) ([]byte, error
 	return body, nil
 }
 
+// fresh returns the show's encoded map if one within maxAge is kept.
+func (c *seatMapCache) fresh(show int64) ([]byte, bool) {
+	if c.maxAge <= 0 {
+		return nil, false
+	}
+	c.mu.Lock()
+	e, ok := c.shows[show]
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.body == nil || c.now().Sub(e.at) >= c.maxAge {
+		return nil, false
+	}
+	return e.body, true
+}
+
 // sweepLocked drops the entries no longer fresh; c.mu is held.
 func (c *seatMapCache) sweepLocked() {
 	for id, e := range c.shows {
