@@ -133,6 +133,10 @@ type rushResult struct {
 	GaveUp       int64            `json:"buyers_gave_up"` // after maxFailures, or an unexpected 4xx
 	FirstFailure string           `json:"first_failure,omitempty"`
 	Ready        probeResult      `json:"readyz"`
+	// Lag is how late the bench's own timer fired, every lagEvery over the
+	// rush: the load generator shares the CPUs, and answers it was too
+	// busy to read in time count in every latency above.
+	Lag Summary `json:"bench_lag"`
 	Mem          memWindow        `json:"server_memory"`
 	Check        seatCheck        `json:"check"`
 	Fair         *fairness        `json:"fairness,omitempty"`
@@ -205,6 +209,7 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 		mem.reset()
 	}
 	probe := startProbe(ctx, s.api.base, s.api.token)
+	lag := startLag(ctx)
 	rctx, cancel := context.WithTimeout(ctx, spec.until)
 	defer cancel()
 	gate := make(chan struct{})
@@ -235,6 +240,7 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	t.done()
 	timedOut := rctx.Err() != nil
 	res.Ready = probe()
+	res.Lag = lag()
 	if mem != nil {
 		if res.Mem, err = mem.window(); err != nil {
 			return res, err
@@ -536,5 +542,33 @@ func startProbe(ctx context.Context, base, token string) func() probeResult {
 		c.close()
 		res.Latency = summarize(samples)
 		return res
+	}
+}
+
+// lagEvery is the period of the bench's own lag timer.
+const lagEvery = 10 * time.Millisecond
+
+// startLag measures how late a timer of lagEvery fires in the bench
+// process until the returned function is called; that returns the lags.
+func startLag(ctx context.Context) func() Summary {
+	ctx, cancel := context.WithCancel(ctx)
+	var samples []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			t0 := time.Now()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(lagEvery):
+				samples = append(samples, max(0, time.Since(t0)-lagEvery))
+			}
+		}
+	}()
+	return func() Summary {
+		cancel()
+		<-done
+		return summarize(samples)
 	}
 }

@@ -167,6 +167,7 @@ func rushRows(stack string, res, base rushResult) []Row {
 		rushRow(stack, name+"requests with no answer", float64(res.Statuses[noAnswerKey]), "").target("= 0", res.Statuses[noAnswerKey] == 0),
 		rushRow(stack, name+"/readyz worst", ms(res.Ready.Worst), "ms").target("≤ 250 ms", res.Ready.Worst <= 250*time.Millisecond),
 		rushRow(stack, name+"/readyz probes failed", float64(res.Ready.Failed), "").target("= 0", res.Ready.Failed == 0),
+		rushRow(stack, name+"bench's own timer lag p99 (in every latency above)", ms(res.Lag.P99), "ms"),
 		mem,
 		rushRow(stack, name+"time to sell out", res.SellOut.Seconds(), "s"),
 		rushRow(stack, name+"409 answers per hold", perHold, ""),
