@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -73,5 +75,26 @@ func TestSeatMapCacheSweep(t *testing.T) {
 	}
 	if n := len(cache.shows); n != 1 {
 		t.Errorf("%d shows kept after the sweep, want only the new one", n)
+	}
+}
+
+// TestSeatMapCacheConcurrent: concurrent readers of a show with no map
+// share one build (run under -race).
+func TestSeatMapCacheConcurrent(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	cache := newSeatMapCache(time.Second, func() time.Time { return now })
+	var builds atomic.Int32
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			body, err := cache.get(1, func() (any, error) { builds.Add(1); return "map", nil })
+			if err != nil || string(body) != `"map"` {
+				t.Errorf("get: %q, %v", body, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Errorf("%d builds for 50 concurrent readers, want 1", n)
 	}
 }

@@ -136,10 +136,10 @@ type rushResult struct {
 	// Lag is how late the bench's own timer fired, every lagEvery over the
 	// rush: the load generator shares the CPUs, and answers it was too
 	// busy to read in time count in every latency above.
-	Lag Summary `json:"bench_lag"`
-	Mem          memWindow        `json:"server_memory"`
-	Check        seatCheck        `json:"check"`
-	Fair         *fairness        `json:"fairness,omitempty"`
+	Lag   Summary   `json:"bench_lag"`
+	Mem   memWindow `json:"server_memory"`
+	Check seatCheck `json:"check"`
+	Fair  *fairness `json:"fairness,omitempty"`
 }
 
 // tally is one buyer's share of a rush, merged into the result at its end.
