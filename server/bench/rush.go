@@ -439,6 +439,11 @@ func (b *buyer) send(ctx context.Context, method, path string, body []byte, out 
 		t0 := time.Now()
 		status, err := b.run.api.doStatus(ctx, method, path, body, b.header, out)
 		d := time.Since(t0)
+		if err != nil && status/100 == 2 {
+			// A body cut short (or not decoded) is no answer: an empty seat
+			// map read as one would end the rush as sold out.
+			status = 0
+		}
 		if ctx.Err() != nil {
 			return 0, d, ctx.Err()
 		}
