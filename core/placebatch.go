@@ -26,6 +26,12 @@ const (
 	placeMaxBatch = 64 // orders per transaction: the API's 64 clients in one
 )
 
+// PlacementsInFlight is how many placements the group commit takes in one
+// round, every writer's batch full: a placement waits in its queue holding
+// no database connection, so this, not the pool, bounds the placements an
+// instance should have in flight (server/overload.go).
+const PlacementsInFlight = placeWriters * placeMaxBatch
+
 // placement is one order on its way into the DB.
 type placement struct {
 	ctx         context.Context // the caller's: its trace id, and its cancel when written alone

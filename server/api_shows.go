@@ -50,23 +50,67 @@ func (s *Server) handleShows(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"shows": out})
 }
 
-// handleSeats returns a show's seat plan with each seat's live state.
+// handleSeats returns a show's seat plan with each seat's live state (at
+// most SEATFLOW_SEAT_MAP_MAX_AGE old: seatmap_cache.go). A fresh cached
+// map is answered without a slot of the limit (limitSeatMap); a build
+// takes one, as it holds a database connection.
 func (s *Server) handleSeats(c echo.Context) error {
 	id, err := showID(c)
 	if err != nil {
 		return err
 	}
-	seats, err := s.engine.SeatMap(c.Request().Context(), id)
+	if body, ok := s.seatMaps.fresh(id); ok {
+		return c.JSONBlob(http.StatusOK, body)
+	}
+	if c.Get(ctxNoSlot) != nil {
+		done, ok := s.overload.limiter.Acquire()
+		if !ok {
+			s.overload.shed.WithLabelValues(shedConcurrency).Inc()
+			return errOverloaded
+		}
+		start := time.Now()
+		defer func() { done(time.Since(start)) }()
+	}
+	body, err := s.seatMaps.get(id, func() (any, error) {
+		seats, err := s.engine.SeatMap(c.Request().Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]seatJSON, len(seats))
+		for i, st := range seats {
+			out[i] = seatJSON{SeatID: st.SeatID, Row: st.Row, Col: st.Col, PriceCents: st.PriceCents,
+				State: st.State.String(), Section: st.Section, RowLabel: st.RowLabel, Number: st.Number,
+				Category: st.Category, X: st.X, Y: st.Y}
+		}
+		return map[string]any{"seats": out}, nil
+	})
 	if err != nil {
 		return err
 	}
-	out := make([]seatJSON, len(seats))
-	for i, st := range seats {
-		out[i] = seatJSON{SeatID: st.SeatID, Row: st.Row, Col: st.Col, PriceCents: st.PriceCents,
-			State: st.State.String(), Section: st.Section, RowLabel: st.RowLabel, Number: st.Number,
-			Category: st.Category, X: st.X, Y: st.Y}
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// ctxNoSlot marks a seat map read let past the limit because a fresh map
+// was cached: should the map have gone stale since, the handler takes a
+// slot before building it.
+const ctxNoSlot = "seatflow.seatmap.noslot"
+
+// limitSeatMap is the limit of API work for seat map reads, but a read of
+// a show whose map is cached fresh passes without a slot: it costs a copy
+// of the encoded map, no database connection. In a rush those reads came
+// by the thousand and, sharing the 4 slots of SQLite's pool with
+// everything else, were most of the shed answers (BENCHMARKS.md, rush).
+func (s *Server) limitSeatMap(next echo.HandlerFunc) echo.HandlerFunc {
+	limited := s.overload.limit(next)
+	return func(c echo.Context) error {
+		if id, err := showID(c); err == nil {
+			if _, ok := s.seatMaps.fresh(id); ok {
+				c.Set(ctxNoSlot, true)
+				return next(c)
+			}
+		}
+		return limited(c)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"seats": out})
 }
 
 // rfc3339 formats API times: UTC, millisecond precision (what the DB keeps).

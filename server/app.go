@@ -129,7 +129,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	// The waiting rooms read the API's limiter: mode overload engages a
 	// queue only while it sheds. One step before serving: which shows need
 	// an admission is known before the first order arrives (Room.Required).
-	a.overloaded = (&overloadSignal{limiter: a.Handler.overload.limiter, now: time.Now}).Overloaded
+	a.overloaded = (&overloadSignal{limiters: []*admission.Limiter{a.Handler.overload.limiter, a.Handler.overload.place}, now: time.Now}).Overloaded
 	if err := a.room.Step(ctx, a.clock.Now()); err != nil {
 		logger.WarnContext(ctx, "waiting room step", "err", err)
 	}

@@ -153,6 +153,9 @@ type Config struct {
 	MaxInFlight      int
 	LatencyObjective time.Duration
 	MaxConns         int
+	// SeatMapMaxAge (SEATFLOW_SEAT_MAP_MAX_AGE, default 0: off) is how old
+	// a seat map served from the cache may be (seatmap_cache.go).
+	SeatMapMaxAge time.Duration
 
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL
 	RequestTimeout  time.Duration // SEATFLOW_REQUEST_TIMEOUT: bounds every API call's work
@@ -278,6 +281,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	c.MaxInFlight = p.derivedInt("SEATFLOW_MAX_INFLIGHT")
 	c.LatencyObjective = p.positiveDuration("SEATFLOW_LATENCY_OBJECTIVE", admission.DefaultObjective)
+	c.SeatMapMaxAge = p.nonNegativeDuration("SEATFLOW_SEAT_MAP_MAX_AGE", 0)
 	c.MaxConns = p.derivedInt("SEATFLOW_MAX_CONNS")
 	c.TrustedProxies = p.cidrs("SEATFLOW_TRUSTED_PROXIES")
 	c.SessionIdle = p.positiveDuration("SEATFLOW_SESSION_IDLE", access.DefaultSessionIdle)
@@ -409,6 +413,14 @@ func (p *envParser) positiveDuration(name string, def time.Duration) time.Durati
 	d, ok := p.duration(name, def)
 	if ok && d <= 0 {
 		p.fail(name, p.getenv(name), "must be greater than zero")
+	}
+	return d
+}
+
+func (p *envParser) nonNegativeDuration(name string, def time.Duration) time.Duration {
+	d, ok := p.duration(name, def)
+	if ok && d < 0 {
+		p.fail(name, p.getenv(name), "must not be negative")
 	}
 	return d
 }

@@ -45,6 +45,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"max in flight: derived", c.MaxInFlight, 0},
 		{"latency objective", c.LatencyObjective, 250 * time.Millisecond},
 		{"max conns: derived", c.MaxConns, 0},
+		{"seat map cache: off", c.SeatMapMaxAge, time.Duration(0)},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -78,6 +79,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SEATFLOW_MAX_INFLIGHT":          "40",
 		"SEATFLOW_LATENCY_OBJECTIVE":     "100ms",
 		"SEATFLOW_MAX_CONNS":             "5000",
+		"SEATFLOW_SEAT_MAP_MAX_AGE":      "100ms",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,8 @@ func TestLoadConfigValues(t *testing.T) {
 	if c.Engine.HoldTTL != 15*time.Second || c.Engine.PurchaseLimit != 2 || c.LogLevel != slog.LevelDebug ||
 		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
 		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != access.SecondFactorAdmins || c.SessionIdle != 2*time.Hour ||
-		c.MaxInFlight != 40 || c.LatencyObjective != 100*time.Millisecond || c.MaxConns != 5000 {
+		c.MaxInFlight != 40 || c.LatencyObjective != 100*time.Millisecond || c.MaxConns != 5000 ||
+		c.SeatMapMaxAge != 100*time.Millisecond {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -157,6 +160,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_MAX_INFLIGHT", "lots", ""},
 		{"SEATFLOW_MAX_CONNS", "1000001", "0 (derived) to 1000000"},
 		{"SEATFLOW_LATENCY_OBJECTIVE", "0s", ""},
+		{"SEATFLOW_SEAT_MAP_MAX_AGE", "-1s", "must not be negative"},
+		{"SEATFLOW_SEAT_MAP_MAX_AGE", "soon", ""},
 		{"SEATFLOW_LATENCY_OBJECTIVE", "250", ""},
 	}
 	for _, tc := range tests {

@@ -138,10 +138,10 @@ func TestMetricsExistAtStart(t *testing.T) {
 		{"seatflow_http_requests_total", errorSeries, false},
 		{"seatflow_store_down", labelSets(map[string][]string{"store": {"database", "seat_store", "delay_queue"}}), false},
 		{"seatflow_shed_total", labelSets(map[string][]string{"reason": {shedConcurrency, shedConnections}}), false},
-		{"seatflow_api_inflight", []map[string]string{{}}, false},
+		{"seatflow_api_inflight", labelSets(map[string][]string{"work": {workPlacements, workOther}}), false},
 		// The scrape itself is an open connection: only present.
 		{"seatflow_open_connections", []map[string]string{{}}, true},
-		{"seatflow_api_inflight_limit", []map[string]string{{}}, true},
+		{"seatflow_api_inflight_limit", labelSets(map[string][]string{"work": {workPlacements, workOther}}), true},
 		{"seatflow_connections_limit", []map[string]string{{}}, true},
 		{"seatflow_queue_joins_total", []map[string]string{{}}, false},
 		{"seatflow_queue_polls_total", []map[string]string{{}}, false},

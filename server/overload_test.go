@@ -15,7 +15,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/admission"
 )
 
 // TestOverloadSheds: with the limit of API work held full by requests
@@ -29,23 +31,35 @@ func TestOverloadSheds(t *testing.T) {
 	toCancel := a.place(2, "B-1")
 	clerk := (&consoleEnv{t: t, e: a.app.Handler.echo, db: a.app.DB}).addStaff("clerk", access.RoleBoxOffice)
 
+	// Both limits held full: API work other than placements, and placements.
 	entered, release := make(chan struct{}), make(chan struct{})
 	a.app.Handler.overload.admitted = func(c echo.Context) {
-		if c.Request().URL.Path == "/api/v1/shows" {
+		if p := c.Request().URL.Path; p == "/api/v1/shows" || p == "/api/v1/orders" && c.Request().Method == "POST" {
 			entered <- struct{}{}
 			<-release
 		}
 	}
+	heldReqs := []struct {
+		method, path, body string
+		want               int
+	}{
+		{"GET", "/api/v1/shows", "", http.StatusOK},
+		{"GET", "/api/v1/shows", "", http.StatusOK},
+		{"POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":5,"show_id":%d,"seat_ids":["A-2"]}`, a.show.ID), http.StatusCreated},
+		{"POST", "/api/v1/orders", fmt.Sprintf(`{"user_id":6,"show_id":%d,"seat_ids":["B-2"]}`, a.show.ID), http.StatusCreated},
+	}
 	var wg sync.WaitGroup
-	held := make([]int, 2)
-	for i := range held {
-		wg.Go(func() { held[i] = a.do("GET", "/api/v1/shows", "").Code })
+	held := make([]int, len(heldReqs))
+	for i, r := range heldReqs {
+		wg.Go(func() { held[i] = a.do(r.method, r.path, r.body).Code })
 	}
 	for range held {
 		<-entered
 	}
-	if s := a.app.Handler.overload.limiter.Stats(); s.InFlight != 2 || s.Limit != 2 {
-		t.Fatalf("limiter %+v, want 2 in flight at a limit of 2", s)
+	for name, l := range map[string]*admission.Limiter{"other": a.app.Handler.overload.limiter, "placements": a.app.Handler.overload.place} {
+		if s := l.Stats(); s.InFlight != 2 || s.Limit != 2 {
+			t.Fatalf("%s limiter %+v, want 2 in flight at a limit of 2", name, s)
+		}
 	}
 
 	for _, c := range []struct{ method, path, body string }{
@@ -77,8 +91,9 @@ func TestOverloadSheds(t *testing.T) {
 		t.Errorf("console force-cancel at the limit: %d, Location %q", rec.Code, rec.Header().Get("Location"))
 	}
 	metrics := a.do("GET", "/metrics", "").Body.String()
-	for _, want := range []string{`seatflow_shed_total{reason="concurrency"} 3`, "seatflow_api_inflight 2",
-		"seatflow_api_inflight_limit 2"} {
+	for _, want := range []string{`seatflow_shed_total{reason="concurrency"} 3`,
+		`seatflow_api_inflight{work="other"} 2`, `seatflow_api_inflight_limit{work="other"} 2`,
+		`seatflow_api_inflight{work="placements"} 2`, `seatflow_api_inflight_limit{work="placements"} 2`} {
 		if !strings.Contains(metrics, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)
 		}
@@ -86,8 +101,10 @@ func TestOverloadSheds(t *testing.T) {
 
 	close(release)
 	wg.Wait()
-	if held[0] != http.StatusOK || held[1] != http.StatusOK {
-		t.Errorf("the held requests answered %v, want 200", held)
+	for i, r := range heldReqs {
+		if held[i] != r.want {
+			t.Errorf("held %s %s answered %d, want %d", r.method, r.path, held[i], r.want)
+		}
 	}
 	if rec := a.do("GET", fmt.Sprintf("/api/v1/shows/%d", a.show.ID), ""); rec.Code != http.StatusOK {
 		t.Errorf("after the held requests ended: %d %s, want 200", rec.Code, rec.Body)
@@ -111,6 +128,59 @@ func TestMaxInFlight(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := maxInFlight(Config{MaxInFlight: c.setting}, c.pool); got != c.max {
 				t.Errorf("maxInFlight = %d, want %d", got, c.max)
+			}
+		})
+	}
+}
+
+// TestPlacementsHaveTheirOwnLimit: with the derived bounds (SQLite: 8
+// read connections, so 4 for API work other than placements) and that
+// limit held full, a placement is still admitted, as it waits for the
+// group commit holding no connection; and placements are bounded by what
+// the group commit takes in a round, not by the pool.
+func TestPlacementsHaveTheirOwnLimit(t *testing.T) {
+	a := newTestApp(t)
+	o := a.app.Handler.overload
+	if s := o.place.Stats(); s.Max != core.PlacementsInFlight {
+		t.Errorf("placements limit max %d, want core.PlacementsInFlight %d", s.Max, core.PlacementsInFlight)
+	}
+	most := o.limiter.Stats().Max
+	entered, release := make(chan struct{}), make(chan struct{})
+	o.admitted = func(c echo.Context) {
+		if c.Request().URL.Path == "/api/v1/shows" {
+			entered <- struct{}{}
+			<-release
+		}
+	}
+	var wg sync.WaitGroup
+	for range most {
+		wg.Go(func() { a.do("GET", "/api/v1/shows", "") })
+	}
+	for range most {
+		<-entered
+	}
+	if rec := a.do("GET", fmt.Sprintf("/api/v1/shows/%d", a.show.ID), ""); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("a read with the other limit full: %d, want 503", rec.Code)
+	}
+	a.place(7, "C-2") // fails the test unless 201
+	close(release)
+	wg.Wait()
+}
+
+// TestMaxPlacements: placements are bounded by the group commit's round,
+// whatever the pool; the setting wins.
+func TestMaxPlacements(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		setting int
+		max     int
+	}{
+		{"derived", 0, core.PlacementsInFlight},
+		{"the setting", 50, 50},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := maxPlacements(Config{MaxInFlight: c.setting}); got != c.max {
+				t.Errorf("maxPlacements = %d, want %d", got, c.max)
 			}
 		})
 	}
@@ -161,4 +231,49 @@ func httptestDo(h http.Handler, method, path string) *httptest.ResponseRecorder 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 	return rec
+}
+
+// TestSeatMapPastTheLimit: with the limit of API work held full, a seat
+// map read of a show whose map is cached fresh is answered from the cache;
+// with the cache off it is shed like any other read.
+func TestSeatMapPastTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		name, maxAge string
+		want         int
+	}{
+		{"cached fresh", "1h", http.StatusOK},
+		{"cache off", "0s", http.StatusServiceUnavailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newTestApp(t, "SEATFLOW_MAX_INFLIGHT", "2", "SEATFLOW_SEAT_MAP_MAX_AGE", c.maxAge)
+			path := fmt.Sprintf("/api/v1/shows/%d/seats", a.show.ID)
+			if rec := a.do("GET", path, ""); rec.Code != http.StatusOK {
+				t.Fatalf("first read: %d %s", rec.Code, rec.Body)
+			}
+			entered, release := make(chan struct{}), make(chan struct{})
+			a.app.Handler.overload.admitted = func(c echo.Context) {
+				if c.Request().URL.Path == "/api/v1/shows" {
+					entered <- struct{}{}
+					<-release
+				}
+			}
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() { a.do("GET", "/api/v1/shows", "") })
+			}
+			for range 2 {
+				<-entered
+			}
+			if rec := a.do("GET", path, ""); rec.Code != c.want {
+				t.Errorf("seat map read at the limit: %d, want %d", rec.Code, c.want)
+			}
+			if c.want == http.StatusOK { // past the limit, never past the key check
+				if rec := a.do("GET", path, "", "Authorization", ""); rec.Code != http.StatusUnauthorized {
+					t.Errorf("seat map read without a key at the limit: %d, want 401", rec.Code)
+				}
+			}
+			close(release)
+			wg.Wait()
+		})
+	}
 }

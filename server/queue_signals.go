@@ -85,12 +85,12 @@ func (b *expiryBacklog) Backlog() (n, bound int64) {
 // shed a request: long enough for a waiting room's step to see it.
 const shedMemory = time.Second
 
-// overloadSignal says whether the API is overloaded now: its limit of work
-// in flight is reached, or it shed a request within shedMemory. Mode
+// overloadSignal says whether the API is overloaded now: one of its limits
+// of work in flight is reached, or they shed a request within shedMemory. Mode
 // overload engages a queue only then, and the controller slows down.
 type overloadSignal struct {
-	limiter *admission.Limiter
-	now     func() time.Time
+	limiters []*admission.Limiter
+	now      func() time.Time
 
 	mu       sync.Mutex
 	lastShed uint64
@@ -98,12 +98,17 @@ type overloadSignal struct {
 }
 
 func (o *overloadSignal) Overloaded() bool {
-	st := o.limiter.Stats()
+	full, shed := false, uint64(0)
+	for _, l := range o.limiters {
+		st := l.Stats()
+		full = full || st.InFlight >= st.Limit
+		shed += st.Shed
+	}
 	now := o.now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if st.Shed != o.lastShed {
-		o.lastShed, o.shedAt = st.Shed, now
+	if shed != o.lastShed {
+		o.lastShed, o.shedAt = shed, now
 	}
-	return st.InFlight >= st.Limit || (!o.shedAt.IsZero() && now.Sub(o.shedAt) < shedMemory)
+	return full || (!o.shedAt.IsZero() && now.Sub(o.shedAt) < shedMemory)
 }

@@ -40,7 +40,7 @@ func (s *Server) routes() {
 	// The contract (openapi.go): no key, as client generators read it.
 	api.GET("/openapi.json", handleOpenAPI, apiHeaders)
 	api.GET("/shows", s.handleShows, mw...)
-	api.GET("/shows/:id/seats", s.handleSeats, mw...)
+	api.GET("/shows/:id/seats", s.handleSeats, append([]echo.MiddlewareFunc{s.limitSeatMap}, mw[1:]...)...)
 	planMW := []echo.MiddlewareFunc{s.overload.limit, auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
@@ -49,7 +49,9 @@ func (s *Server) routes() {
 	api.POST("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.DELETE("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.POST("/shows/:id/cancel", s.handleCancelShow, mw...)
-	api.POST("/orders", s.handlePlaceOrder, mw...)
+	// Placements have a limit of their own: they hold no DB connection
+	// while they wait for the group commit (overload.go).
+	api.POST("/orders", s.handlePlaceOrder, append([]echo.MiddlewareFunc{s.overload.limitPlace}, mw[1:]...)...)
 	api.GET("/orders", s.handleSearchOrders, mw...)
 	api.GET("/orders/:order_no", s.handleGetOrder, mw...)
 	api.POST("/orders/:order_no/cancel", s.handleCancelOrder, mw...)

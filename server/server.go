@@ -67,6 +67,7 @@ type Server struct {
 	abuse    *abuseLimits
 	room     *admission.Room
 	overload *overload
+	seatMaps *seatMapCache
 	health   *storeHealth // nil (handler tests): /readyz pings the stores itself
 }
 
@@ -81,7 +82,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.Pre(apiHeaders)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
 		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry), health: d.health, room: d.Room,
-		overload: newOverload(cfg, d.DB.PoolSize(), d.Registry)}
+		overload: newOverload(cfg, d.DB.PoolSize(), d.Registry), seatMaps: newSeatMapCache(cfg.SeatMapMaxAge, time.Now)}
 	hm := newHTTPMetrics(d.Registry)
 	e.Use(traceID(), requestLog(d.Logger, hm), recoverPanics(d.Logger))
 	if d.health != nil {

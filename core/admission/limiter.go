@@ -26,9 +26,11 @@ import (
 //     concurrency) and with the window p99 within the objective, adds
 //     1/limit, so about one per limit's worth of work, never above Max.
 //
-// It starts at Initial (default Max): Max is already chosen as safe for
-// the database pool (the server derives it), so the limit only needs to
-// come down when latency says so. Time is never read: the caller measures,
+// It starts at Initial (default Max): Max is already chosen as safe (the
+// server derives one from the database pool for work that holds a
+// connection, and one from the group commit's round for placements, which
+// wait holding none: server/overload.go), so the limit only needs to come
+// down when latency says so. Time is never read: the caller measures,
 // so tests inject latencies.
 
 const (

@@ -97,6 +97,10 @@ func (c *apiClient) doStatus(ctx context.Context, method, path string, body []by
 	if out == nil {
 		return resp.StatusCode, nil
 	}
+	if rb, ok := out.(*[]byte); ok { // the caller reads the body itself
+		*rb = raw
+		return resp.StatusCode, nil
+	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return resp.StatusCode, fmt.Errorf("%s %s: decode %q: %w", method, path, raw, err)
 	}

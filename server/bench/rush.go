@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,7 +17,7 @@ import (
 // The rush (issue 29): every buyer of an on-sale starts in the same
 // instant, each naming its own address (X-SeatFlow-Client-IP, the bench's
 // key holds the client_ip right), reading the seat map, placing 1 to 4
-// seats it saw free, reading the map again after a 409 and waiting out
+// seats it saw free, retrying on 409 with others it saw free and waiting out
 // Retry-After on 503 and 429, as a storefront does, until the show is sold
 // out. Goodput is compared with a smaller rush of the same run.
 
@@ -131,9 +133,13 @@ type rushResult struct {
 	GaveUp       int64            `json:"buyers_gave_up"` // after maxFailures, or an unexpected 4xx
 	FirstFailure string           `json:"first_failure,omitempty"`
 	Ready        probeResult      `json:"readyz"`
-	Mem          memWindow        `json:"server_memory"`
-	Check        seatCheck        `json:"check"`
-	Fair         *fairness        `json:"fairness,omitempty"`
+	// Lag is how late the bench's own timer fired, every lagEvery over the
+	// rush: the load generator shares the CPUs, and answers it was too
+	// busy to read in time count in every latency above.
+	Lag   Summary   `json:"bench_lag"`
+	Mem   memWindow `json:"server_memory"`
+	Check seatCheck `json:"check"`
+	Fair  *fairness `json:"fairness,omitempty"`
 }
 
 // tally is one buyer's share of a rush, merged into the result at its end.
@@ -203,6 +209,7 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 		mem.reset()
 	}
 	probe := startProbe(ctx, s.api.base, s.api.token)
+	lag := startLag(ctx)
 	rctx, cancel := context.WithTimeout(ctx, spec.until)
 	defer cancel()
 	gate := make(chan struct{})
@@ -233,6 +240,7 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	t.done()
 	timedOut := rctx.Err() != nil
 	res.Ready = probe()
+	res.Lag = lag()
 	if mem != nil {
 		if res.Mem, err = mem.window(); err != nil {
 			return res, err
@@ -289,7 +297,10 @@ func (res *rushResult) merge(tallies []*tally) {
 }
 
 // buy is one buyer's visit: through the queue when the show has one, then
-// map reads and placements until a hold, sold out or failure.
+// placements until a hold, sold out or failure. Like a storefront page, it
+// reads the seat map once and picks from the seats it saw free, less those
+// a 409 named taken; it reads the map again only after rereadAfter 409s in
+// a row or when none it saw is left (BENCHMARKS.md, rush).
 func (b *buyer) buy(ctx context.Context) {
 	var admission string
 	if b.run.spec.queue {
@@ -298,26 +309,22 @@ func (b *buyer) buy(ctx context.Context) {
 			return
 		}
 	}
+	var seen *seatPool
+	conflicts := 0
 	for ctx.Err() == nil && !b.run.soldOut.Load() {
-		var list seatList
-		status, d, err := b.send(ctx, http.MethodGet, seatsPath(b.run.show), nil, &list)
-		if status != http.StatusOK {
-			b.fail(err)
-			return
-		}
-		b.t.reads = append(b.t.reads, d)
-		var free []string
-		for _, st := range list.Seats {
-			if st.State == "available" {
-				free = append(free, st.SeatID)
+		if seen == nil || seen.size() == 0 || conflicts >= rereadAfter {
+			var ok bool
+			if seen, ok = b.readMap(ctx); !ok {
+				return
+			}
+			conflicts = 0
+			if seen.size() == 0 {
+				b.run.soldOut.Store(true)
+				return
 			}
 		}
-		if len(free) == 0 {
-			b.run.soldOut.Store(true)
-			return
-		}
-		pick := newSeatPool(free).pick(1 + rand.IntN(4))
-		status, d, err = b.send(ctx, http.MethodPost, "/api/v1/orders", orderBody(b.user, b.run.show, pick, admission), nil)
+		pick := seen.pick(1 + rand.IntN(4))
+		status, d, err := b.send(ctx, http.MethodPost, "/api/v1/orders", orderBody(b.user, b.run.show, pick, admission), nil)
 		if status != http.StatusCreated && status != http.StatusConflict {
 			b.fail(err)
 			return
@@ -331,7 +338,86 @@ func (b *buyer) buy(ctx context.Context) {
 			b.t.lastHold = time.Since(b.run.start)
 			return
 		}
+		conflicts++
+		seen.remove(takenSeats(err, pick))
 	}
+}
+
+// rereadAfter is how many 409s in a row send a buyer back to the seat map:
+// a storefront refreshes its page now and then, not after every refusal.
+const rereadAfter = 3
+
+// readMap reads the show's seat map and returns the seats it shows free
+// (ok false: the buyer's visit ended).
+func (b *buyer) readMap(ctx context.Context) (*seatPool, bool) {
+	var raw []byte
+	status, d, err := b.send(ctx, http.MethodGet, seatsPath(b.run.show), nil, &raw)
+	if status != http.StatusOK {
+		b.fail(err)
+		return nil, false
+	}
+	b.t.reads = append(b.t.reads, d)
+	free, err := freeSeats(raw)
+	if err != nil {
+		b.fail(err)
+		return nil, false
+	}
+	return newSeatPool(free), true
+}
+
+// freeSeats is the seat ids a seat map shows available. The bench shares
+// the server's CPUs, and decoding thousands of 295 KB maps with
+// encoding/json (which validates the whole body first) cost more than the
+// server's answers, so the ids and states are scanned for; a body whose
+// seats do not each have both is decoded in full instead.
+func freeSeats(raw []byte) ([]string, error) {
+	const idKey, stateKey = `"seat_id":"`, `"state":"`
+	var free []string
+	n := 0
+	for rest := raw; ; n++ {
+		i := bytes.Index(rest, []byte(idKey))
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(idKey):]
+		id, after, ok := bytes.Cut(rest, []byte{'"'})
+		j := bytes.Index(after, []byte(stateKey))
+		if !ok || j < 0 || bytes.IndexByte(id, '\\') >= 0 {
+			return freeSeatsJSON(raw)
+		}
+		state, _, _ := bytes.Cut(after[j+len(stateKey):], []byte{'"'})
+		if string(state) == "available" {
+			free = append(free, string(id))
+		}
+		rest = after
+	}
+	if n != bytes.Count(raw, []byte(stateKey)) {
+		return freeSeatsJSON(raw)
+	}
+	return free, nil
+}
+
+func freeSeatsJSON(raw []byte) ([]string, error) {
+	var list seatList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("seat map: %w", err)
+	}
+	var free []string
+	for _, st := range list.Seats {
+		if st.State == "available" {
+			free = append(free, st.SeatID)
+		}
+	}
+	return free, nil
+}
+
+// takenSeats is what a 409 says is taken: the seats it names, or all those
+// asked for when it names none.
+func takenSeats(err error, asked []string) []string {
+	if ae, ok := isStatus(err, http.StatusConflict); ok && len(ae.Seats) > 0 {
+		return ae.Seats
+	}
+	return asked
 }
 
 // fail ends the buyer's visit on an answer it cannot go on from (none
@@ -353,6 +439,11 @@ func (b *buyer) send(ctx context.Context, method, path string, body []byte, out 
 		t0 := time.Now()
 		status, err := b.run.api.doStatus(ctx, method, path, body, b.header, out)
 		d := time.Since(t0)
+		if err != nil && status/100 == 2 {
+			// A body cut short (or not decoded) is no answer: an empty seat
+			// map read as one would end the rush as sold out.
+			status = 0
+		}
 		if ctx.Err() != nil {
 			return 0, d, ctx.Err()
 		}
@@ -377,6 +468,9 @@ func (b *buyer) send(ctx context.Context, method, path string, body []byte, out 
 		case <-ctx.Done():
 			return 0, d, ctx.Err()
 		case <-time.After(wait):
+		}
+		if b.run.soldOut.Load() {
+			return 0, d, nil // the storefront shows sold out: nothing to retry for
 		}
 	}
 }
@@ -453,5 +547,33 @@ func startProbe(ctx context.Context, base, token string) func() probeResult {
 		c.close()
 		res.Latency = summarize(samples)
 		return res
+	}
+}
+
+// lagEvery is the period of the bench's own lag timer.
+const lagEvery = 10 * time.Millisecond
+
+// startLag measures how late a timer of lagEvery fires in the bench
+// process until the returned function is called; that returns the lags.
+func startLag(ctx context.Context) func() Summary {
+	ctx, cancel := context.WithCancel(ctx)
+	var samples []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			t0 := time.Now()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(lagEvery):
+				samples = append(samples, max(0, time.Since(t0)-lagEvery))
+			}
+		}
+	}()
+	return func() Summary {
+		cancel()
+		<-done
+		return summarize(samples)
 	}
 }

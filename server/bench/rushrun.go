@@ -39,11 +39,15 @@ func queueRuns(q string) []bool {
 	return []bool{false}
 }
 
+// rushSeatMapAge is the seat map cache of the rush's server: an operator
+// turns it on for an on-sale, where page loads would otherwise set the pace.
+const rushSeatMapAge = 100 * time.Millisecond
+
 // runRushScenario is `seatflow bench rush`: the baseline rush, then the
 // rush of o.Buyers without and/or with the queue, then the joins phase
 // when the queue is asked for, all on one server.
 func runRushScenario(ctx context.Context, o Options, getenv func(string) string, p *progress, rep *Report) (err error) {
-	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold, addressLimits: true}, getenv, p)
+	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold, addressLimits: true, seatMapMaxAge: rushSeatMapAge}, getenv, p)
 	if err != nil {
 		return err
 	}
@@ -53,7 +57,7 @@ func runRushScenario(ctx context.Context, o Options, getenv func(string) string,
 
 // rushPhases runs the rushes on a started stack; mem follows the server's
 // memory (nil: not sampled).
-func rushPhases(ctx context.Context, o Options, s *stack, mem *procSampler, p *progress, rep *Report) error {
+func rushPhases(ctx context.Context, o Options, s *stack, mem *procSampler, p *progress, rep *Report) (err error) {
 	stack := o.stackLabel()
 	spec := func(label string, buyers int, queue bool, users int64) rushSpec {
 		return rushSpec{label: label, buyers: buyers, conns: rushConns(o.Conns, buyers), seats: o.RushSeats,
@@ -66,6 +70,11 @@ func rushPhases(ctx context.Context, o Options, s *stack, mem *procSampler, p *p
 		return err
 	}
 	users := int64(o.BaselineBuyers)
+	if o.CPUProfile != "" && s.pprofAddr != "" {
+		prof := startProfile(ctx, s.pprofAddr, o.ProfileTime)
+		p.logf("CPU profile of the server for %v, into %s", o.ProfileTime, o.CPUProfile)
+		defer func() { err = errors.Join(err, prof.save(o.CPUProfile)) }()
+	}
 	for _, q := range queueRuns(o.Queue) {
 		label := fmt.Sprintf("rush: %d buyers", o.Buyers)
 		if q {
@@ -158,6 +167,7 @@ func rushRows(stack string, res, base rushResult) []Row {
 		rushRow(stack, name+"requests with no answer", float64(res.Statuses[noAnswerKey]), "").target("= 0", res.Statuses[noAnswerKey] == 0),
 		rushRow(stack, name+"/readyz worst", ms(res.Ready.Worst), "ms").target("≤ 250 ms", res.Ready.Worst <= 250*time.Millisecond),
 		rushRow(stack, name+"/readyz probes failed", float64(res.Ready.Failed), "").target("= 0", res.Ready.Failed == 0),
+		rushRow(stack, name+"bench's own timer lag p99 (in every latency above)", ms(res.Lag.P99), "ms"),
 		mem,
 		rushRow(stack, name+"time to sell out", res.SellOut.Seconds(), "s"),
 		rushRow(stack, name+"409 answers per hold", perHold, ""),

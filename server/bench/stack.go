@@ -32,6 +32,8 @@ type stackConfig struct {
 	// in the rush every buyer names an address of its own, as a
 	// storefront's visitors do. Off, the load of one address is allowed.
 	addressLimits bool
+	// seatMapMaxAge is the server's SEATFLOW_SEAT_MAP_MAX_AGE (0: its default).
+	seatMapMaxAge time.Duration
 }
 
 // stack is the server under test (a child process) plus the bench's own
@@ -86,6 +88,9 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 	}
 	if !cfg.addressLimits {
 		env = append(env, "SEATFLOW_RATE_PER_CLIENT=0", "SEATFLOW_MAX_HOLDS_PER_CLIENT=0")
+	}
+	if cfg.seatMapMaxAge > 0 {
+		env = append(env, "SEATFLOW_SEAT_MAP_MAX_AGE="+cfg.seatMapMaxAge.String())
 	}
 	if cfg.mode != "" {
 		env = append(env, "SEATFLOW_DELAY_MODE="+string(cfg.mode))
