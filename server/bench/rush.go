@@ -136,10 +136,13 @@ type rushResult struct {
 	// Lag is how late the bench's own timer fired, every lagEvery over the
 	// rush: the load generator shares the CPUs, and answers it was too
 	// busy to read in time count in every latency above.
-	Lag   Summary   `json:"bench_lag"`
-	Mem   memWindow `json:"server_memory"`
-	Check seatCheck `json:"check"`
-	Fair  *fairness `json:"fairness,omitempty"`
+	Lag Summary `json:"bench_lag"`
+	// ListenOverflows is how many connections the kernel refused over the
+	// rush for a full listen queue (machine-wide; -1: not readable).
+	ListenOverflows int64     `json:"listen_overflows"`
+	Mem             memWindow `json:"server_memory"`
+	Check           seatCheck `json:"check"`
+	Fair            *fairness `json:"fairness,omitempty"`
 }
 
 // tally is one buyer's share of a rush, merged into the result at its end.
@@ -210,6 +213,7 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	}
 	probe := startProbe(ctx, s.api.base, s.api.token)
 	lag := startLag(ctx)
+	overflowsBefore, overflowErr := listenOverflows(procNetstat)
 	rctx, cancel := context.WithTimeout(ctx, spec.until)
 	defer cancel()
 	gate := make(chan struct{})
@@ -241,6 +245,11 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	timedOut := rctx.Err() != nil
 	res.Ready = probe()
 	res.Lag = lag()
+	if after, err := listenOverflows(procNetstat); err == nil && overflowErr == nil {
+		res.ListenOverflows = after - overflowsBefore
+	} else {
+		res.ListenOverflows = -1 // not readable here (not Linux): reported absent
+	}
 	if mem != nil {
 		if res.Mem, err = mem.window(); err != nil {
 			return res, err

@@ -168,6 +168,7 @@ func rushRows(stack string, res, base rushResult) []Row {
 		rushRow(stack, name+"/readyz worst", ms(res.Ready.Worst), "ms").target("≤ 250 ms", res.Ready.Worst <= 250*time.Millisecond),
 		rushRow(stack, name+"/readyz probes failed", float64(res.Ready.Failed), "").target("= 0", res.Ready.Failed == 0),
 		rushRow(stack, name+"bench's own timer lag p99 (in every latency above)", ms(res.Lag.P99), "ms"),
+		overflowRow(stack, name, res.ListenOverflows),
 		mem,
 		rushRow(stack, name+"time to sell out", res.SellOut.Seconds(), "s"),
 		rushRow(stack, name+"409 answers per hold", perHold, ""),
@@ -186,4 +187,15 @@ func joinsRows(stack string, jr joinsResult) []Row {
 			target("≥ 0.50 ratio", jr.Joins.Rate >= 0.5*jr.Raw.Rate),
 		rushRow(stack, n+", join p99", ms(jr.Joins.Latency.P99), "ms").vs("raw p99", ms(jr.Raw.Latency.P99)),
 	}
+}
+
+// overflowRow is the connections the kernel refused for a full listen
+// queue: each waits for its SYN retry (1 s, then 3 s), in the latencies
+// above. Raising net.core.somaxconn (README, production) removes them.
+func overflowRow(stack, name string, n int64) Row {
+	r := rushRow(stack, name+"connections refused for a full listen queue (machine-wide, in the latencies above)", float64(n), "")
+	if n < 0 {
+		return r.absent("not readable")
+	}
+	return r
 }
