@@ -23,6 +23,7 @@ var routeScopes = map[string]access.Scope{
 	"GET /api/v1/shows":                    access.ScopeOrdersRead,
 	"GET /api/v1/shows/:id":                access.ScopeOrdersRead,
 	"GET /api/v1/shows/:id/seats":          access.ScopeOrdersRead,
+	"GET /api/v1/shows/:id/availability":   access.ScopeOrdersRead,
 	"POST /api/v1/shows":                   access.ScopeShowsWrite,
 	"PUT /api/v1/shows/:id/plan":           access.ScopeShowsWrite,
 	"POST /api/v1/shows/:id/blocks":        access.ScopeShowsWrite,
