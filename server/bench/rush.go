@@ -1,13 +1,13 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,8 +16,8 @@ import (
 
 // The rush (issue 29): every buyer of an on-sale starts in the same
 // instant, each naming its own address (X-SeatFlow-Client-IP, the bench's
-// key holds the client_ip right), reading the seat map, placing 1 to 4
-// seats it saw free, retrying on 409 with others it saw free and waiting out
+// key holds the client_ip right), reading the show's availability beside
+// the plan the run read once, placing 1 to 4 seats it saw free, retrying on 409 with others it saw free and waiting out
 // Retry-After on 503 and 429, as a storefront does, until the show is sold
 // out. Goodput is compared with a smaller rush of the same run.
 
@@ -117,7 +117,7 @@ type rushResult struct {
 	SellOut time.Duration `json:"sell_out_ns"` // from the start to the last hold
 	Goodput float64       `json:"holds_per_s"` // Holds / SellOut
 	// Latencies: placements answered 201 or 409 (decided), 503 overloaded
-	// answers on any route (shed), seat map reads answered 200.
+	// answers on any route (shed), availability reads answered 200.
 	Decided Summary `json:"decided"`
 	Shed    Summary `json:"shed"`
 	Reads   Summary `json:"map_reads"`
@@ -167,6 +167,7 @@ type rushRun struct {
 	show    int64
 	start   time.Time
 	soldOut atomic.Bool // a buyer saw no free seat: the storefront shows sold out
+	plan    []string    // every seat id of the show, read once (a storefront's CDN copy)
 
 	mu      sync.Mutex
 	tallies []*tally
@@ -207,7 +208,11 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	api := newAPIClient(s.api.base, s.api.token, s.api.secret, spec.conns)
 	api.hc.Transport.(*http.Transport).MaxConnsPerHost = spec.conns
 	defer api.close()
-	r := &rushRun{spec: spec, api: api, show: show}
+	states, err := s.api.seatStates(ctx, show)
+	if err != nil {
+		return res, fmt.Errorf("read the plan of show %d: %w", show, err)
+	}
+	r := &rushRun{spec: spec, api: api, show: show, plan: slices.Sorted(maps.Keys(states))}
 	if mem != nil {
 		mem.reset()
 	}
@@ -307,9 +312,9 @@ func (res *rushResult) merge(tallies []*tally) {
 
 // buy is one buyer's visit: through the queue when the show has one, then
 // placements until a hold, sold out or failure. Like a storefront page, it
-// reads the seat map once and picks from the seats it saw free, less those
-// a 409 named taken; it reads the map again only after rereadAfter 409s in
-// a row or when none it saw is left (BENCHMARKS.md, rush).
+// reads the availability once and picks from the seats it saw free, less
+// those a 409 named taken; it reads it again only after rereadAfter 409s
+// in a row or when none it saw is left (BENCHMARKS.md, rush).
 func (b *buyer) buy(ctx context.Context) {
 	var admission string
 	if b.run.spec.queue {
@@ -352,72 +357,42 @@ func (b *buyer) buy(ctx context.Context) {
 	}
 }
 
-// rereadAfter is how many 409s in a row send a buyer back to the seat map:
+// rereadAfter is how many 409s in a row send a buyer back to the availability:
 // a storefront refreshes its page now and then, not after every refusal.
 const rereadAfter = 3
 
-// readMap reads the show's seat map and returns the seats it shows free
-// (ok false: the buyer's visit ended).
+// readMap refreshes what the buyer sees free: the show's availability
+// (its taken seats) against the plan the run read once, as a storefront
+// holds the plan (from its CDN: it changes only before the first order)
+// and refreshes only the availability (ok false: the visit ended).
 func (b *buyer) readMap(ctx context.Context) (*seatPool, bool) {
-	var raw []byte
-	status, d, err := b.send(ctx, http.MethodGet, seatsPath(b.run.show), nil, &raw)
+	var av availability
+	status, d, err := b.send(ctx, http.MethodGet, availabilityPath(b.run.show), nil, &av)
 	if status != http.StatusOK {
 		b.fail(err)
 		return nil, false
 	}
 	b.t.reads = append(b.t.reads, d)
-	free, err := freeSeats(raw)
-	if err != nil {
-		b.fail(err)
-		return nil, false
+	taken := make(map[string]bool, len(av.Taken))
+	for _, id := range av.Taken {
+		taken[id] = true
+	}
+	free := make([]string, 0, max(len(b.run.plan)-len(taken), 0))
+	for _, id := range b.run.plan {
+		if !taken[id] {
+			free = append(free, id)
+		}
 	}
 	return newSeatPool(free), true
 }
 
-// freeSeats is the seat ids a seat map shows available. The bench shares
-// the server's CPUs, and decoding thousands of 295 KB maps with
-// encoding/json (which validates the whole body first) cost more than the
-// server's answers, so the ids and states are scanned for; a body whose
-// seats do not each have both is decoded in full instead.
-func freeSeats(raw []byte) ([]string, error) {
-	const idKey, stateKey = `"seat_id":"`, `"state":"`
-	var free []string
-	n := 0
-	for rest := raw; ; n++ {
-		i := bytes.Index(rest, []byte(idKey))
-		if i < 0 {
-			break
-		}
-		rest = rest[i+len(idKey):]
-		id, after, ok := bytes.Cut(rest, []byte{'"'})
-		j := bytes.Index(after, []byte(stateKey))
-		if !ok || j < 0 || bytes.IndexByte(id, '\\') >= 0 {
-			return freeSeatsJSON(raw)
-		}
-		state, _, _ := bytes.Cut(after[j+len(stateKey):], []byte{'"'})
-		if string(state) == "available" {
-			free = append(free, string(id))
-		}
-		rest = after
-	}
-	if n != bytes.Count(raw, []byte(stateKey)) {
-		return freeSeatsJSON(raw)
-	}
-	return free, nil
+// availability is the part of GET /api/v1/shows/{id}/availability a buyer reads.
+type availability struct {
+	Taken []string `json:"taken"`
 }
 
-func freeSeatsJSON(raw []byte) ([]string, error) {
-	var list seatList
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, fmt.Errorf("seat map: %w", err)
-	}
-	var free []string
-	for _, st := range list.Seats {
-		if st.State == "available" {
-			free = append(free, st.SeatID)
-		}
-	}
-	return free, nil
+func availabilityPath(showID int64) string {
+	return fmt.Sprintf("/api/v1/shows/%d/availability", showID)
 }
 
 // takenSeats is what a 409 says is taken: the seats it names, or all those

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,31 +110,4 @@ func inProcessStack(t *testing.T, o Options) *stack {
 	s := &stack{kind: o.Stack, db: app.DB, api: newAPIClient(srv.URL, token, secret, o.Clients)}
 	t.Cleanup(s.api.close)
 	return s
-}
-
-// TestFreeSeats: the seat map scan finds the available seats as a full
-// decode does, and falls back to it when a seat lacks a field.
-func TestFreeSeats(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		body string
-		want []string
-		err  bool
-	}{
-		{"states", `{"seats":[{"seat_id":"A-1","row":1,"state":"available"},{"seat_id":"A-2","state":"locked"},{"seat_id":"A-3","state":"available"}]}`,
-			[]string{"A-1", "A-3"}, false},
-		{"none free", `{"seats":[{"seat_id":"A-1","state":"sold"}]}`, nil, false},
-		{"empty", `{"seats":[]}`, nil, false},
-		{"a seat without state: decoded in full", `{"seats":[{"seat_id":"A-1"},{"seat_id":"A-2","state":"available"}]}`,
-			[]string{"A-2"}, false},
-		{"escaped id: decoded in full", `{"seats":[{"seat_id":"A\"1","state":"available"}]}`, []string{`A"1`}, false},
-		{"not JSON", `{"seats":[{"seat_id":"A-1"`, nil, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := freeSeats([]byte(c.body))
-			if (err != nil) != c.err || !slices.Equal(got, c.want) {
-				t.Errorf("freeSeats = %q, %v; want %q (error %v)", got, err, c.want, c.err)
-			}
-		})
-	}
 }
