@@ -333,10 +333,8 @@ func validateShow(s NewShow) error {
 		return fieldError(CodeInvalidShow, "sales_end", "must not be after starts_at")
 	case !ValidCurrency(s.Currency):
 		return fieldError(CodeInvalidCurrency, "currency", "%q is not an ISO 4217 currency code", s.Currency)
-	case s.Best.FocalSet && (s.Best.FocalX < 0 || s.Best.FocalY < 0 || s.Best.FocalX > maxCoordinate || s.Best.FocalY > maxCoordinate):
-		return fieldError(CodeInvalidShow, "best_available.focal", "x and y must be from 0 to %d", maxCoordinate)
 	}
-	return nil
+	return checkBestRules("best_available.", s.Best)
 }
 
 // PreviewShow checks a new show as CreateShow does and returns the price

@@ -223,6 +223,35 @@ func (s *Server) handleReplacePlan(c echo.Context) error {
 	return s.writeShow(c, http.StatusOK, id)
 }
 
+// bestRulesAnswerJSON is a show's best-available rules as they now stand.
+type bestRulesAnswerJSON struct {
+	ShowID      int64 `json:"show_id"`
+	PlanVersion int64 `json:"plan_version"`
+	bestRulesJSON
+}
+
+// handleSetBestRules replaces a show's best-available rules, on sale or
+// not: the next choice uses them (core.Engine.SetBestRules).
+func (s *Server) handleSetBestRules(c echo.Context) error {
+	id, err := showID(c)
+	if err != nil {
+		return err
+	}
+	var req bestRulesJSON
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	show, err := s.engine.SetBestRules(c.Request().Context(), id, req.rules())
+	if err != nil {
+		return err
+	}
+	out := bestRulesAnswerJSON{ShowID: show.ID, PlanVersion: show.PlanVersion, bestRulesJSON: bestRulesJSON{AllowSingles: show.Best.AllowSingles}}
+	if show.Best.FocalSet {
+		out.Focal = &pointJSON{X: show.Best.FocalX, Y: show.Best.FocalY}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
 // handleBlocks blocks (POST) or unblocks (DELETE) seats.
 func (s *Server) handleBlocks(c echo.Context) error {
 	id, err := showID(c)

@@ -46,9 +46,10 @@ type apiError struct {
 	Status int
 	// RetryAfter is the answer's Retry-After (503, 429), 0 when absent.
 	RetryAfter time.Duration
-	Code       string   `json:"code"`
-	Msg        string   `json:"message"`
-	Seats      []string `json:"seats"`
+	Code       string      `json:"code"`
+	Msg        string      `json:"message"`
+	Seats      []string    `json:"seats"`
+	Left       []seatsLeft `json:"left"` // not_enough_seats: what is left per category
 }
 
 func (e *apiError) Error() string {

@@ -65,6 +65,9 @@ type Options struct {
 	// Joins is the queue's joins phase.
 	Buyers, BaselineBuyers, RushSeats, Conns, Joins int
 	Queue                                           string
+	// BuyersMode is named, best or both: whether the rush's buyers name
+	// seats, ask for the best available (rushbest.go), or one rush of each.
+	BuyersMode string
 	// CPUProfile is where the server's CPU profile over place and pay goes
 	// (--cpu-profile, profile.go), taken for ProfileTime; empty: none.
 	CPUProfile  string
@@ -136,6 +139,8 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.IntVar(&o.RushSeats, "seats", 2000, "rush: seats of each show (rows of 50)")
 	fs.IntVar(&o.Conns, "conns", 0, "rush: most connections of the buyers (0: one per buyer)")
 	fs.StringVar(&o.Queue, "queue", QueueOff, "rush: through the show's waiting room: off, on or both")
+	fs.StringVar(&o.BuyersMode, "buyers-mode", BuyersNamed, "rush: buyers name seats they saw free (named), ask for 1-4 seats best_available (best),\n"+
+		"or one rush of each (both), the best-available one reported beside the named one")
 	fs.IntVar(&o.Joins, "joins", 100000, "rush with --queue: joins of the joins phase")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 

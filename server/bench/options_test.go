@@ -20,6 +20,12 @@ func TestParseArgs(t *testing.T) {
 		help    bool
 		wantErr string
 	}{
+		{name: "rush buyers mode", args: []string{"rush", "--buyers-mode", "both"}, check: func(t *testing.T, o Options) {
+			if o.BuyersMode != BuyersBoth {
+				t.Errorf("buyers mode = %q", o.BuyersMode)
+			}
+		}},
+		{name: "rush buyers mode unknown", args: []string{"rush", "--buyers-mode", "some"}, wantErr: "--buyers-mode"},
 		{name: "defaults", args: []string{"place"}, check: func(t *testing.T, o Options) {
 			if o.Scenario != "place" || o.Stack != StackEmbedded || o.Clients != 64 || o.Rows*o.Cols != 5000 ||
 				o.Rounds != 2 || o.Orders != 10000 || o.DupEvery != 9 || o.HoldTTL != 40*time.Second {

@@ -188,6 +188,15 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 		if err != nil {
 			return fmt.Errorf("place: %w", err)
 		}
+		best, err := runPlaceBest(ctx, o, s, p)
+		rep.Details["place_best_available"] = best
+		for i, r := range best.Rounds {
+			rep.noteFailures(fmt.Sprintf("place best available round %d", i+1), r.Load)
+		}
+		rep.Rows = append(rep.Rows, placeBestRows(o.stackLabel(), best, res)...)
+		if err != nil {
+			return fmt.Errorf("place best available: %w", err)
+		}
 	}
 	if wants(o, ScenarioPay) {
 		res, err := runPay(ctx, o, s, p)

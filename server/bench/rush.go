@@ -83,7 +83,7 @@ func (o Options) validateRush() error {
 	default:
 		return fmt.Errorf("bench: --queue %q: want off, on or both", o.Queue)
 	}
-	return nil
+	return validBuyersMode(o.BuyersMode)
 }
 
 // rushConns is the buyers' connections: conns, or one per buyer.
@@ -101,6 +101,7 @@ type rushSpec struct {
 	conns  int
 	seats  int
 	queue  bool
+	best   bool  // the buyers ask for the best available (rushbest.go)
 	users  int64 // the rush's buyers are users (and addresses) users+1 ...
 	until  time.Duration
 }
@@ -111,6 +112,7 @@ type rushResult struct {
 	Buyers  int           `json:"buyers"`
 	Conns   int           `json:"conns"`
 	Queue   bool          `json:"queue"`
+	Best    bool          `json:"best_available"`
 	Show    int64         `json:"show_id"`
 	Seats   int           `json:"seats"`
 	Holds   int64         `json:"holds"`       // 201 answers of POST /orders
@@ -130,6 +132,7 @@ type rushResult struct {
 	// requests that got none.
 	Statuses     map[string]int64 `json:"statuses"`
 	Other5xx     int64            `json:"other_5xx"`
+	SoldOut409   int64            `json:"sold_out_409s"`  // best available: 409s saying no seat is left
 	GaveUp       int64            `json:"buyers_gave_up"` // after maxFailures, or an unexpected 4xx
 	FirstFailure string           `json:"first_failure,omitempty"`
 	Ready        probeResult      `json:"readyz"`
@@ -150,6 +153,7 @@ type tally struct {
 	decided, shed, reads, joins, polls, admitted []time.Duration
 	status                                       map[string]int64
 	holds                                        int64
+	soldOut409                                   int64 // best available: 409s saying no seat is left
 	lastHold                                     time.Duration
 	failure                                      error
 	gaveUp                                       bool
@@ -191,7 +195,7 @@ func buyerAddr(n int64) string {
 // instant and returns when the show is sold out (or spec.until passed),
 // then checks the seats. mem follows the server's memory (nil: not known).
 func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *progress) (rushResult, error) {
-	res := rushResult{Label: spec.label, Buyers: spec.buyers, Conns: spec.conns, Queue: spec.queue, Seats: spec.seats}
+	res := rushResult{Label: spec.label, Buyers: spec.buyers, Conns: spec.conns, Queue: spec.queue, Best: spec.best, Seats: spec.seats}
 	show, err := s.newShowAPI(ctx, spec.seats)
 	if err != nil {
 		return res, err
@@ -290,6 +294,7 @@ func (res *rushResult) merge(tallies []*tally) {
 			res.Statuses[k] += v
 		}
 		res.Holds += t.holds
+		res.SoldOut409 += t.soldOut409
 		res.SellOut = max(res.SellOut, t.lastHold)
 		if t.gaveUp {
 			res.GaveUp++
@@ -322,6 +327,10 @@ func (b *buyer) buy(ctx context.Context) {
 		if admission, ok = b.waitAdmission(ctx); !ok {
 			return
 		}
+	}
+	if b.run.spec.best {
+		b.buyBest(ctx, admission)
+		return
 	}
 	var seen *seatPool
 	conflicts := 0

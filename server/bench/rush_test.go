@@ -85,12 +85,16 @@ func TestRushShort(t *testing.T) {
 // inProcessStack runs the whole app of `seatflow serve` on the embedded
 // stack in process (the test binary cannot be started as the server), on
 // a loopback port, with the rush's settings: the per-address limits on,
-// the per-key one off.
-func inProcessStack(t *testing.T, o Options) *stack {
+// the per-key one off; more settings, "KEY=value", override them.
+func inProcessStack(t *testing.T, o Options, settings ...string) *stack {
 	const token, secret = "rush-token-0123456789", "rush-secret-0123456789"
 	env := map[string]string{"SEATFLOW_DB": "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db"),
 		"SEATFLOW_REDIS": "embedded", "SEATFLOW_MQ": "embedded", "SEATFLOW_API_TOKEN": token,
 		"SEATFLOW_PAYMENT_SECRET": secret, "SEATFLOW_HOLD_TTL": longHold.String(), "SEATFLOW_RATE_PER_KEY": "0"}
+	for _, kv := range settings {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
 	cfg, err := server.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

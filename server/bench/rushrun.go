@@ -76,16 +76,29 @@ func rushPhases(ctx context.Context, o Options, s *stack, mem *procSampler, p *p
 		defer func() { err = errors.Join(err, prof.save(o.CPUProfile)) }()
 	}
 	for _, q := range queueRuns(o.Queue) {
-		label := fmt.Sprintf("rush: %d buyers", o.Buyers)
-		if q {
-			label += " through the queue"
-		}
-		res, err := runRush(ctx, s, spec(label, o.Buyers, q, users), mem, p)
-		users += int64(o.Buyers)
-		rep.Details[label] = res
-		rep.Rows = append(rep.Rows, rushRows(stack, res, base)...)
-		if err != nil {
-			return err
+		var named *rushResult
+		for _, best := range buyerModes(o.BuyersMode) {
+			label := fmt.Sprintf("rush: %d buyers", o.Buyers)
+			if best {
+				label += ", best available"
+			}
+			if q {
+				label += " through the queue"
+			}
+			sp := spec(label, o.Buyers, q, users)
+			sp.best = best
+			res, err := runRush(ctx, s, sp, mem, p)
+			users += int64(o.Buyers)
+			rep.Details[label] = res
+			rep.Rows = append(rep.Rows, rushRows(stack, res, base)...)
+			if best {
+				rep.Rows = append(rep.Rows, bestRows(stack, res, named)...)
+			} else {
+				named = &res
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if o.Queue == QueueOff {
@@ -129,10 +142,7 @@ func latencyRow(stack, metric string, s Summary, limit time.Duration, limitName 
 // rushRows is one rush's figures beside the baseline of the same run and
 // the limits of ISSUE29.md.
 func rushRows(stack string, res, base rushResult) []Row {
-	name := fmt.Sprintf("%d buyers: ", res.Buyers)
-	if res.Queue {
-		name = fmt.Sprintf("%d buyers, queue: ", res.Buyers)
-	}
+	name := rushName(res)
 	ratio := 0.0
 	if base.Goodput > 0 {
 		ratio = res.Goodput / base.Goodput
@@ -178,6 +188,18 @@ func rushRows(stack string, res, base rushResult) []Row {
 		rows = append(rows, rushRow(stack, name+"answers "+k, float64(res.Statuses[k]), ""))
 	}
 	return append(rows, twiceRow(stack, name, res.Check))
+}
+
+// rushName starts the names of a rush's figures.
+func rushName(res rushResult) string {
+	name := fmt.Sprintf("%d buyers", res.Buyers)
+	if res.Best {
+		name += ", best available"
+	}
+	if res.Queue {
+		name += ", queue"
+	}
+	return name + ": "
 }
 
 func joinsRows(stack string, jr joinsResult) []Row {
