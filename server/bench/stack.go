@@ -34,7 +34,17 @@ type stackConfig struct {
 	addressLimits bool
 	// seatMapMaxAge is the server's SEATFLOW_SEAT_MAP_MAX_AGE (0: its default).
 	seatMapMaxAge time.Duration
+	// overloadProtection keeps the server's adaptive limits of work in
+	// flight, which the rush is about. Off (the throughput scenarios) they
+	// are lifted: those measure the engine at a fixed --clients, and a
+	// limit cut to its floor on a loaded machine would refuse the very
+	// load being measured (shed 503s are failures there).
+	overloadProtection bool
 }
+
+// unlimitedInFlight is the limit of work in flight of a server whose
+// overload protection is lifted: above any --clients the bench runs.
+const unlimitedInFlight = 4096
 
 // stack is the server under test (a child process) plus the bench's own
 // connections to the same database and Redis, for setup and verification.
@@ -88,6 +98,10 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 	}
 	if !cfg.addressLimits {
 		env = append(env, "SEATFLOW_RATE_PER_CLIENT=0", "SEATFLOW_MAX_HOLDS_PER_CLIENT=0")
+	}
+	if !cfg.overloadProtection {
+		env = append(env, fmt.Sprintf("SEATFLOW_MAX_INFLIGHT=%d", max(unlimitedInFlight, o.Clients)),
+			"SEATFLOW_LATENCY_OBJECTIVE=1h")
 	}
 	if cfg.seatMapMaxAge > 0 {
 		env = append(env, "SEATFLOW_SEAT_MAP_MAX_AGE="+cfg.seatMapMaxAge.String())
