@@ -208,7 +208,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("countdown %q: want m:ss just under the 15m hold", first)
 	}
 	desk.waitJS("the countdown to tick", fmt.Sprintf(`document.querySelector('%s .countdown').textContent !== %q`, holdRow, first))
-	if hops := desk.text(holdRow + " td:nth-child(8)"); hops != "1" {
+	if hops := desk.text(holdRow + " td.hops"); hops != "1" {
 		t.Errorf("hop count %q, want 1", hops)
 	}
 	desk.screenshot("04-pending-holds")
