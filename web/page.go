@@ -26,6 +26,9 @@ type Page struct {
 	// StoreDown names the backing stores that do not answer right now
 	// (e.g. "database, seat store"); "" when all do.
 	StoreDown string
+	// Inbox is how many requests wait for this viewer's approval (refunds,
+	// write-offs they did not ask for); read only for those who approve.
+	Inbox int
 }
 
 // Prefix is where the console is mounted.
