@@ -16,9 +16,13 @@ const (
 
 // ParseLang accepts the language names the lang cookie and switch use.
 func ParseLang(s string) (Lang, bool) {
-	switch Lang(s) {
-	case LangEN, LangZH:
-		return Lang(s), true
+	// Any spelling of the two: "zh", "zh-cn", "zh-Hans", "en-US".
+	primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "-")
+	switch primary {
+	case "en":
+		return LangEN, true
+	case "zh":
+		return LangZH, true
 	}
 	return "", false
 }
