@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -33,9 +34,9 @@ func (cn *console) inboxRoutes(g *echo.Group) {
 
 // inboxCount is the navigation's count for the signed-in approver: the
 // requests waiting that they did not ask for. A failed read shows no count
-// rather than no page.
+// rather than no page; with the database known down it is not tried.
 func (cn *console) inboxCount(ctx context.Context, p web.Page) int {
-	if !p.ShowsInbox() {
+	if !p.ShowsInbox() || slices.Contains(strings.Split(p.StoreDown, ", "), storeDatabase) {
 		return 0
 	}
 	n, err := cn.DB.ApprovalsWaiting(ctx, p.Staff.Username)
