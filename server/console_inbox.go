@@ -120,3 +120,22 @@ func (cn *console) myRequests(ctx context.Context, username string, now time.Tim
 	}
 	return out, nil
 }
+
+// myWriteOffs is the write-offs the signed-in member of staff asked for
+// in the last week with their outcome, for their dashboard (ops and admin,
+// who work the cases).
+func (cn *console) myWriteOffs(ctx context.Context, p web.Page, now time.Time) ([]web.WriteOffOutcome, error) {
+	if !p.Can(access.ActDiscrepancies) {
+		return nil, nil
+	}
+	ws, err := cn.DB.WriteOffRequestsBy(ctx, p.Staff.Username, now.Add(-myRequestsWindow), myRequestsShown)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.WriteOffOutcome, len(ws))
+	for i, w := range ws {
+		out[i] = web.WriteOffOutcome{CaseID: w.CaseID, AmountCents: w.AmountCents, Currency: w.Currency,
+			DecidedBy: w.DecidedBy, DecidedAt: w.DecidedAt, DecidedTo: w.DecidedTo}
+	}
+	return out, nil
+}

@@ -179,6 +179,26 @@ func TestInbox(t *testing.T) {
 	if got := inboxCount(ops.do("GET", "/console/", nil, nil).Body.String()); got != "" {
 		t.Errorf("ops' count after the approval: %q, want none", got)
 	}
+	// Ops' write-off: waiting on their dashboard, then written off by admin.
+	for _, o := range []struct {
+		name   string
+		decide func()
+		want   string
+	}{
+		{"waiting", func() {}, "waiting for a second person&#39;s approval"},
+		{"written off", func() {
+			if rec := admin.post("/console/discrepancies/"+caseID+"/move", url.Values{"to": {"written_off"}, "note": {"agreed"}}); rec.Code != http.StatusSeeOther {
+				t.Fatalf("write off: %d", rec.Code)
+			}
+		}, "written off by admin-user at "},
+	} {
+		o.decide()
+		dash := ops.do("GET", "/console/", nil, nil).Body.String()
+		i := strings.Index(dash, `id="my-write-offs"`)
+		if i < 0 || !strings.Contains(dash[i:], "Case #"+caseID) || !strings.Contains(dash[i:], o.want) {
+			t.Errorf("%s: ops' dashboard lacks the write-off with %q", o.name, o.want)
+		}
+	}
 	// Ops' own open request: the order page does not offer its approval.
 	page := ops.do("GET", "/console/orders/"+opsOrder.OrderNo, nil, nil).Body.String()
 	if !strings.Contains(page, `id="own-refund-request"`) || strings.Contains(page, `id="approve-refund-form"`) {

@@ -222,7 +222,7 @@ func DashboardPage(p Page, d DashboardData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = myRequestsSection(p, d.MyRequests).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = myRequestsSection(p, d.MyRequests, d.MyWriteOffs).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

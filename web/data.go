@@ -42,6 +42,8 @@ type DashboardData struct {
 	Queues []QueueRow
 	// Every role: the viewer's own refund requests of late, with outcome.
 	MyRequests []RequestOutcome
+	// Ops: the write-offs the viewer asked for of late, with outcome.
+	MyWriteOffs []WriteOffOutcome
 }
 
 // OverduePoint is the most orders pending past their expiry at once in

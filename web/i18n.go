@@ -420,6 +420,8 @@ var catalog = map[string]entry{
 	"dashboard.approvals":     {"Approvals waiting for you", "待您审批"},
 	"dashboard.my_requests":   {"Your refund requests (last 7 days)", "您的退款申请（近 7 天）"},
 	"orders.refund_requested": {"refund requested", "已申请退款"},
+	"dashboard.my_write_offs": {"Your write-off requests (last 7 days)", "您的核销申请（近 7 天）"},
+	"inbox.case":              {"Case #%d", "案件 #%d"},
 
 	"ev.hop":               {"hop", "跳数"},
 	"ev.level":             {"delay level", "延迟级别"},

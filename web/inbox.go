@@ -81,6 +81,18 @@ type RequestOutcome struct {
 	Currency string
 }
 
+// WriteOffOutcome is a write-off the viewer asked for: the case, and who
+// moved it on from the request, when, and to what (written off, or sent
+// back to open); DecidedBy is "" while it waits.
+type WriteOffOutcome struct {
+	CaseID      int64
+	AmountCents int64
+	Currency    string
+	DecidedBy   string
+	DecidedAt   time.Time
+	DecidedTo   core.CaseState
+}
+
 // Decider is who decided a refund request: the approver of a refund, the
 // rejecter, or who refunded the order directly meanwhile; "" while waiting.
 func Decider(r core.Refund) string {

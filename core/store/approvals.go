@@ -74,3 +74,55 @@ func (db *DB) RefundRequestsBy(ctx context.Context, actor string, since time.Tim
 		string(core.RefundRequested), string(core.RefundDone), string(core.RefundRejected), string(core.RefundSuperseded),
 		ms(since), actor, string(core.RefundDone), limit)
 }
+
+// WriteOffRequest is a write-off staff asked for and what became of it.
+type WriteOffRequest struct {
+	CaseID      int64
+	OrderNo     string
+	AmountCents int64
+	Currency    string // "" for a case without an order
+	AskedAt     time.Time
+	// The decision: who moved the case on from write_off_requested, when,
+	// and to what (written_off, or open: sent back); zero while waiting.
+	DecidedBy string
+	DecidedAt time.Time
+	DecidedTo core.CaseState
+}
+
+// WriteOffRequestsBy lists the write-offs staff asked for since, newest
+// first, each with the decision that followed the request. Read from the
+// case history, which stays small: discrepancies are rare.
+func (db *DB) WriteOffRequestsBy(ctx context.Context, staff string, since time.Time, limit int) ([]WriteOffRequest, error) {
+	var rs []struct {
+		CaseID    int64  `db:"discrepancy_id"`
+		OrderNo   string `db:"order_no"`
+		Amount    int64  `db:"amount_cents"`
+		Currency  string `db:"currency"`
+		AskedAt   int64  `db:"at"`
+		DecidedBy string `db:"decided_by"`
+		DecidedAt int64  `db:"decided_at"`
+		DecidedTo string `db:"decided_to"`
+	}
+	err := db.r.SelectContext(ctx, &rs, `SELECT r.discrepancy_id, d.order_no, d.amount_cents, r.at,
+ COALESCE((SELECT s.currency FROM order_info o JOIN show_info s ON s.id = o.show_id WHERE o.order_no = d.order_no), '') AS currency,
+ COALESCE(x.staff, '') AS decided_by, COALESCE(x.at, 0) AS decided_at, COALESCE(x.to_state, '') AS decided_to
+ FROM discrepancy_event r JOIN discrepancy d ON d.id = r.discrepancy_id
+ LEFT JOIN discrepancy_event x ON x.id = (SELECT MIN(n.id) FROM discrepancy_event n
+  WHERE n.discrepancy_id = r.discrepancy_id AND n.id > r.id AND n.action = ? AND n.from_state = ?)
+ WHERE r.staff = ? AND r.action = ? AND r.to_state = ? AND r.at >= ?
+ ORDER BY r.at DESC, r.id DESC LIMIT ?`,
+		core.CaseActionMove, string(core.CaseWriteOffRequested),
+		staff, core.CaseActionMove, string(core.CaseWriteOffRequested), ms(since), limit)
+	if err != nil {
+		return nil, dbErr(err, "write-off requests of %s", staff)
+	}
+	out := make([]WriteOffRequest, len(rs))
+	for i, r := range rs {
+		out[i] = WriteOffRequest{CaseID: r.CaseID, OrderNo: r.OrderNo, AmountCents: r.Amount, Currency: r.Currency,
+			AskedAt: fromMS(r.AskedAt), DecidedBy: r.DecidedBy, DecidedTo: core.CaseState(r.DecidedTo)}
+		if r.DecidedAt != 0 {
+			out[i].DecidedAt = fromMS(r.DecidedAt)
+		}
+	}
+	return out, nil
+}

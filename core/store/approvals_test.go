@@ -80,6 +80,32 @@ func TestApprovalsReads(t *testing.T) {
 			t.Errorf("ann's requests %v %v, want %d, %d", idsOf(mine), err, ids[0], ids[2])
 		}
 
+		// The write-off ann asked for, waiting and then approved by bob.
+		since := time.Now().Add(-time.Hour)
+		for _, step := range []struct {
+			decide func() error
+			by     string
+			to     core.CaseState
+		}{
+			{func() error { return nil }, "", ""},
+			{func() error {
+				_, err := core.NewCases(db, nil).Move(ctx, cs[0].ID, core.CaseWrittenOff, "bob", "agreed", nil)
+				return err
+			}, "bob", core.CaseWrittenOff},
+		} {
+			if err := step.decide(); err != nil {
+				t.Fatal(err)
+			}
+			ws, err := db.WriteOffRequestsBy(ctx, "ann", since, 10)
+			if err != nil || len(ws) != 1 || ws[0].CaseID != cs[0].ID || ws[0].DecidedBy != step.by || ws[0].DecidedTo != step.to ||
+				ws[0].DecidedAt.IsZero() != (step.by == "") || ws[0].AmountCents != 1000 {
+				t.Errorf("ann's write-offs %+v %v, want case %d decided by %q to %q", ws, err, cs[0].ID, step.by, step.to)
+			}
+			if ws, err := db.WriteOffRequestsBy(ctx, "bob", since, 10); err != nil || len(ws) != 0 {
+				t.Errorf("bob's write-offs %+v %v, want none", ws, err)
+			}
+		}
+
 		for _, tc := range []struct {
 			name string
 			s    core.OrderSearch
