@@ -39,6 +39,9 @@ type OrderSearch struct {
 	Statuses []OrderStatus
 	Limit    int
 	After    *OrderCursor
+	// RefundRequested keeps only orders with a refund request waiting for
+	// approval (the console's filter of them).
+	RefundRequested bool
 }
 
 // OrderCursor is the keyset position of a page: the last order it showed.

@@ -207,6 +207,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	cn.zoneRoutes(g, view)
 	cn.mountReopen(g, view)
 	cn.queueRoutes(g, view)
+	cn.inboxRoutes(g)
 	return cn
 }
 
@@ -317,6 +318,7 @@ func (cn *console) page(c echo.Context, title, nav string) web.Page {
 		p.Notice = "notice." + msg
 	}
 	p.StoreDown, _ = c.Get(ContextKeyStoreDown).(string)
+	p.Inbox = cn.inboxCount(c.Request().Context(), p)
 	return p
 }
 

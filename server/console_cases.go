@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -32,9 +33,7 @@ func caseFilter(c echo.Context) (web.CaseFilter, error) {
 			return f, errBadRequest
 		}
 	}
-	switch f.Kind {
-	case "", core.DiscrepancyPaidAfterCancel, core.DiscrepancySecondPayment, core.DiscrepancyAmountMismatch:
-	default:
+	if f.Kind != "" && !slices.Contains(web.DiscrepancyKinds, f.Kind) {
 		return f, errBadRequest
 	}
 	if utf8.RuneCountInString(f.Owner) > 64 || (f.Owner != "" && f.Unowned) {

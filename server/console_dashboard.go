@@ -42,6 +42,12 @@ func (cn *console) dashboard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if d.MyRequests, err = cn.myRequests(ctx, p.Staff.Username, now); err != nil {
+		return err
+	}
+	if d.MyWriteOffs, err = cn.myWriteOffs(ctx, p, now); err != nil {
+		return err
+	}
 	d.Queues = cn.queueRows(ctx)
 	return render(c, http.StatusOK, web.DashboardPage(p, d))
 }

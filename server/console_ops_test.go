@@ -348,7 +348,7 @@ func TestConsoleDashboardCharts(t *testing.T) {
 	page := env.login(access.RoleOps).do("GET", "/console/", nil, nil).Body.String()
 	lag := regexp.MustCompile(`(?s)<svg class="chart" id="lag-chart".*?</ul>`).FindString(page)
 	for _, want := range []string{`class="bar path-timeout"`, `class="bar path-sweep"`, "timeout &lt;1.5s: 1", "sweep &lt;30s: 1",
-		"</span>timeout <small>1</small>", "</span>sweep <small>1</small>", "</span>reconcile <small>0</small>"} {
+		"</span>timeout <small>1</small>", "</span>expiry sweep <small>1</small>", "</span>reconcile <small>0</small>"} {
 		if !strings.Contains(lag, want) {
 			t.Errorf("lag chart lacks %q:\n%s", want, lag)
 		}

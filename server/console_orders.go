@@ -21,6 +21,13 @@ func ordersFilters(c echo.Context) (web.OrdersQuery, core.OrderSearch, error) {
 		Limit: c.QueryParam("limit"), Cursor: c.QueryParam("cursor")}
 	search, err := searchParams(c)
 	q.ShowID = search.ShowID
+	switch v := c.QueryParam(web.ParamRefund); v {
+	case "":
+	case web.RefundFilterRequested:
+		q.RefundRequested, search.RefundRequested = true, true
+	default:
+		return q, search, core.Invalidf("%s must be %q or absent", web.ParamRefund, web.RefundFilterRequested)
+	}
 	return q, search, err
 }
 
@@ -32,10 +39,31 @@ func (cn *console) orders(c echo.Context) error {
 	if err == nil {
 		var page core.OrderPage
 		if page, err = cn.DB.SearchOrders(c.Request().Context(), search); err == nil {
+			if o, ok := exactMatch(q, page.Orders); ok {
+				return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+o.OrderNo))
+			}
 			return cn.ordersPage(c, http.StatusOK, web.OrdersData{Query: q, Orders: page.Orders, Next: page.Next})
 		}
 	}
 	return cn.refusedFilters(c, q, err)
+}
+
+// exactMatch is the order whose code or order number q is exactly, on a
+// first page: what a customer reads out lands on their order, not on a
+// list of one. A code is matched as NormalizeCode reads it (any case,
+// dashes or not).
+func exactMatch(q web.OrdersQuery, orders []core.Order) (core.Order, bool) {
+	if q.Q == "" || q.Cursor != "" {
+		return core.Order{}, false
+	}
+	code, isCode := core.NormalizeCode(q.Q)
+	isCode = isCode && len(code) == core.CodeLen
+	for _, o := range orders {
+		if (isCode && o.Code == code) || o.OrderNo == q.Q {
+			return o, true
+		}
+	}
+	return core.Order{}, false
 }
 
 // refusedFilters shows the orders page with the message of a bad filter

@@ -47,8 +47,13 @@ func TestConsoleOrders(t *testing.T) {
 		want        []core.Order
 		message     string
 	}{
-		{"code", "q=" + pending.Code, 200, []core.Order{pending}, ""},
-		{"order number", "q=" + cancelled.OrderNo, 200, []core.Order{cancelled}, ""},
+		// An exact code or order number lands on the order (Location).
+		{"code", "q=" + pending.Code, 303, []core.Order{pending}, ""},
+		{"code in lower case", "q=" + strings.ToLower(pending.Code), 303, []core.Order{pending}, ""},
+		{"code with a dash", "q=" + pending.Code[:4] + "-" + pending.Code[4:], 303, []core.Order{pending}, ""},
+		{"order number", "q=" + cancelled.OrderNo, 303, []core.Order{cancelled}, ""},
+		{"code prefix", "q=" + pending.Code[:5], 200, []core.Order{pending}, ""},
+		{"order number prefix", "q=" + cancelled.OrderNo[:len(cancelled.OrderNo)-1], 200, []core.Order{cancelled}, ""},
 		{"seat", "q=B-2", 200, []core.Order{paid}, ""},
 		{"email", "q=ada@example.org", 200, []core.Order{pending}, ""},
 		{"name word", "q=Turing", 200, []core.Order{cancelled}, ""},
@@ -63,6 +68,12 @@ func TestConsoleOrders(t *testing.T) {
 			rec := b.do("GET", "/console/orders?"+tc.query, nil, nil)
 			if rec.Code != tc.status {
 				t.Fatalf("status %d, want %d: %.300s", rec.Code, tc.status, rec.Body)
+			}
+			if tc.status == http.StatusSeeOther {
+				if loc, want := rec.Header().Get("Location"), "/console/orders/"+tc.want[0].OrderNo; loc != want {
+					t.Errorf("Location %q, want %q", loc, want)
+				}
+				return
 			}
 			body := rec.Body.String()
 			if tc.message != "" {

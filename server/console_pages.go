@@ -136,7 +136,7 @@ func (cn *console) orderDataOf(c echo.Context, no string) (web.OrderData, error)
 func (cn *console) order(c echo.Context) error {
 	d, err := cn.orderData(c)
 	if err != nil {
-		return err
+		return cn.noSuchOrder(c, err)
 	}
 	switch o := c.QueryParam("outcome"); o {
 	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled, web.OutcomeExtended,

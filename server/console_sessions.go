@@ -21,6 +21,7 @@ func (cn *console) sessionRoutes(g *echo.Group) {
 	g.GET("/sessions", cn.sessionsPage, own)
 	g.POST("/sessions/end-others", cn.endOtherSessions, own)
 	g.POST("/sessions/end-all", cn.endAllSessions, own)
+	g.POST("/sessions/end", cn.endOneSession, own)
 	g.POST("/staff/:id/sessions/end", cn.endStaffSessions, cn.requireRole(access.ActStaff))
 }
 

@@ -259,7 +259,7 @@ func TestSessionsPage(t *testing.T) {
 	}
 	page := rec.Body.String()
 	current := regexp1(t, page, `(?s)<tr class="current" id="session-current">(.*?)</tr>`)
-	others := regexp1(t, page, `(?s)<tr class="session-other">(.*?)</tr>`)
+	others := regexp1(t, page, `(?s)<tr class="session-other"[^>]*>(.*?)</tr>`)
 	p := web.Page{Loc: time.Local} // the console's zone
 	for name, c := range map[string]struct {
 		row  string

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"seatflow/core"
 	"seatflow/core/access"
 	"seatflow/web"
 )
@@ -122,6 +123,21 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	if err := a.app.DB.X().GetContext(t.Context(), &runID, `SELECT id FROM reconcile_run ORDER BY id LIMIT 1`); err != nil {
 		t.Fatalf("the reconcile run: %v", err)
 	}
+	// Something in the approvals inbox: a box-office refund request of the
+	// paid order (asked through a workflow whose threshold every order is
+	// above) and the case's write-off, asked for by ops.
+	asks, err := core.NewRefunds(a.app.engine, a.app.DB, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := asks.Refund(t.Context(), core.RefundRequest{OrderNo: paidNo, Reason: "a11y",
+		Actor: core.ActorStaffPrefix + bb.staff[access.RoleBoxOffice]}); err != nil {
+		t.Fatalf("refund request: %v", err)
+	}
+	if _, err := core.NewCases(a.app.DB, nil).Move(t.Context(), caseID, core.CaseWriteOffRequested,
+		bb.staff[access.RoleOps], "a11y", nil); err != nil {
+		t.Fatalf("write-off request: %v", err)
+	}
 	// The box office's dashboard lists the holds expiring within 5
 	// minutes: bring one that close.
 	if _, err := a.app.DB.X().ExecContext(t.Context(), `UPDATE order_info SET expire_at = ? WHERE order_no = ?`,
@@ -145,6 +161,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"shows", "/shows", access.ActView, "#shows"},
 		{"show-new", "/shows/new", access.ActShows, "main form"},
 		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},
+		{"inbox", "/inbox", access.ActApproveRefund, "#inbox"},
 		{"discrepancies", "/discrepancies", access.ActDiscrepancies, "#discrepancies"},
 		{"discrepancy-case", fmt.Sprintf("/discrepancies/%d", caseID), access.ActDiscrepancies, "#case-history"},
 		{"reconcile", "/reconcile", access.ActReconcile, "#runs"},

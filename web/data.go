@@ -40,6 +40,10 @@ type DashboardData struct {
 
 	// Every role: the shows whose waiting room is enabled, by show id.
 	Queues []QueueRow
+	// Every role: the viewer's own refund requests of late, with outcome.
+	MyRequests []RequestOutcome
+	// Ops: the write-offs the viewer asked for of late, with outcome.
+	MyWriteOffs []WriteOffOutcome
 }
 
 // OverduePoint is the most orders pending past their expiry at once in
@@ -694,6 +698,8 @@ type OrdersQuery struct {
 	Status string // comma-separated statuses, "" for all
 	Limit  string // orders a page, "" for the default
 	Cursor string
+	// RefundRequested: only orders with a refund request waiting (refund=requested).
+	RefundRequested bool
 }
 
 // OrdersData is one page of the order search.
@@ -719,6 +725,9 @@ func (q OrdersQuery) Values(cursor string) string {
 	}
 	if q.Limit != "" {
 		v.Set("limit", q.Limit)
+	}
+	if q.RefundRequested {
+		v.Set(ParamRefund, RefundFilterRequested)
 	}
 	if cursor != "" {
 		v.Set("cursor", cursor)

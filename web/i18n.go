@@ -16,9 +16,13 @@ const (
 
 // ParseLang accepts the language names the lang cookie and switch use.
 func ParseLang(s string) (Lang, bool) {
-	switch Lang(s) {
-	case LangEN, LangZH:
-		return Lang(s), true
+	// Any spelling of the two: "zh", "zh-cn", "zh-Hans", "en-US".
+	primary, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "-")
+	switch primary {
+	case "en":
+		return LangEN, true
+	case "zh":
+		return LangZH, true
 	}
 	return "", false
 }
@@ -392,6 +396,32 @@ var catalog = map[string]entry{
 	"extend.err_limit":            {"That would make the hold longer than allowed.", "延长后将超过锁座允许的最长时间。"},
 	"extend.err_expired":          {"The hold has already expired; its seats are being released.", "锁座已到期，座位正在释放。"},
 	"extend.err_not_pending":      {"The order has already ended: nothing was changed.", "订单已结束，未做任何更改。"},
+
+	// The approvals inbox (issue 31).
+	"nav.inbox":               {"Approvals", "待审批"},
+	"inbox.title":             {"Approvals waiting", "待审批事项"},
+	"inbox.summary":           {"%d waiting; %d of them for you to decide.", "共 %d 项待审批，其中 %d 项可由您决定。"},
+	"inbox.more":              {"More are waiting than listed: the oldest %d of each kind are shown.", "待审批事项超过列表上限：每类仅显示最早的 %d 项。"},
+	"inbox.kind":              {"Request", "申请"},
+	"inbox.kind.refund":       {"refund", "退款"},
+	"inbox.kind.write_off":    {"write-off", "核销"},
+	"inbox.waiting":           {"Waiting", "已等待"},
+	"inbox.requested_by":      {"Asked by", "申请人"},
+	"inbox.reason":            {"Reason", "原因"},
+	"inbox.decision":          {"Decision", "审批"},
+	"inbox.approve_label":     {"Approve and refund order %s", "批准并退款订单 %s"},
+	"inbox.reject_on_order":   {"Reject on the order page", "在订单页驳回"},
+	"inbox.decide_case":       {"Decide on case #%s", "在案件 #%s 中审批"},
+	"inbox.none":              {"Nothing waits for approval.", "没有待审批的事项。"},
+	"inbox.yours":             {"You asked for this: it waits for someone else.", "此申请由您提出，等待他人审批。"},
+	"inbox.linked":            {"One of you created the other's account: it waits for someone else.", "你们中一人创建了另一人的账号：等待他人审批。"},
+	"inbox.waiting_other":     {"waiting for a second person's approval", "等待另一人审批"},
+	"refund.decided":          {"%s by %s at %s", "%[1]s：%[2]s 于 %[3]s 处理"},
+	"dashboard.approvals":     {"Approvals waiting for you", "待您审批"},
+	"dashboard.my_requests":   {"Your refund requests (last 7 days)", "您的退款申请（近 7 天）"},
+	"orders.refund_requested": {"refund requested", "已申请退款"},
+	"dashboard.my_write_offs": {"Your write-off requests (last 7 days)", "您的核销申请（近 7 天）"},
+	"inbox.case":              {"Case #%d", "案件 #%d"},
 
 	"ev.hop":               {"hop", "跳数"},
 	"ev.level":             {"delay level", "延迟级别"},

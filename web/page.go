@@ -29,6 +29,9 @@ type Page struct {
 	// Subject follows the title in the browser tab (an order's code, what
 	// the customer reads out); "" for none.
 	Subject string
+	// Inbox is how many requests wait for this viewer's approval (refunds,
+	// write-offs they did not ask for); read only for those who approve.
+	Inbox int
 }
 
 // DocTitle is the document's title: the page's, its subject, the product.

@@ -23,6 +23,7 @@ const (
 	AuditSessionsEndOthers = "sessions_end_others" // one's own other sessions
 	AuditSessionsEndAll    = "sessions_end_all"    // all one's own sessions, this one too
 	AuditStaffSessionsEnd  = "staff_sessions_end"  // an admin ended another account's sessions
+	AuditSessionEnd        = "session_end"         // one of one's own other sessions
 )
 
 // Live reports whether s can still be used at now: before its absolute

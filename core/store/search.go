@@ -23,6 +23,10 @@ import (
 
 var _ core.OrderSearcher = (*DB)(nil)
 
+// kindRefundRequested is the reading of an empty q with the refund-requested
+// filter: the orders of the refund requests waiting.
+const kindRefundRequested = "refund_requested"
+
 // minPrefix is the shortest q matched as a prefix: shorter ones match
 // exactly only, so a one-letter q cannot read half the table.
 const minPrefix = 3
@@ -49,6 +53,12 @@ var (
 // and limit (one more row than the page, to see whether there is a next).
 func (db *DB) searchQueries(s core.OrderSearch) []searchQuery {
 	var qs []searchQuery
+	if s.Q == "" && s.RefundRequested {
+		// Driven by the waiting requests (idx_state_created), which are
+		// few, rather than by every order checked for one.
+		return db.finish([]searchQuery{{kind: kindRefundRequested, from: "refund r JOIN order_info o ON o.order_no = r.order_no",
+			cond: "r.state = ?", args: []any{string(core.RefundRequested)}, at: "o.created_at", id: "o.id"}}, s)
+	}
 	if s.Q == "" {
 		statuses := s.Statuses
 		if len(statuses) == 0 {
@@ -162,6 +172,10 @@ func (db *DB) finish(qs []searchQuery, s core.OrderSearch) []searchQuery {
 		}
 		if s.ShowID != 0 {
 			where, q.args = append(where, "o.show_id = ?"), append(q.args, s.ShowID)
+		}
+		if s.RefundRequested && q.kind != kindRefundRequested {
+			where = append(where, "EXISTS (SELECT 1 FROM refund rr WHERE rr.order_no = o.order_no AND rr.state = ?)")
+			q.args = append(q.args, string(core.RefundRequested))
 		}
 		if len(s.Statuses) > 0 && !q.statusSet {
 			where = append(where, "o.status IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(s.Statuses)), ", ")+")")
