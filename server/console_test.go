@@ -708,7 +708,7 @@ func TestConsolePages(t *testing.T) {
 			[]string{"Timeout hop scheduled", "delay level", "Placed", `id="cancel-form"`}, nil},
 		{"paid order has no cancel form", "/console/orders/" + orders[3].OrderNo, 200,
 			[]string{"Seats sold", "Paid"}, []string{`id="cancel-form"`}},
-		{"unknown order", "/console/orders/SFNOPE", 404, []string{"Not found"}, nil},
+		{"unknown order", "/console/orders/SFNOPE", 404, []string{`id="no-order"`, "SFNOPE"}, nil},
 		{"seat map", "/console/shows/" + fmt.Sprint(env.show.ID), 200,
 			[]string{`sse-connect="/console/shows/`, `id="seat-A-1" class="locked"`, `id="seat-B-1" class="sold"`,
 				`id="seat-C-4" class="available"`}, nil},
