@@ -31,7 +31,7 @@ func TestDialEvictionPolicyTopologies(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			url := kind.url(t)
 			for _, master := range mastersOf(t, dial(t, url)) {
-				addr := addrOf(t, master)
+				addr := testenv.ServerAddr(t, master)
 				t.Run(addr, func(t *testing.T) {
 					setPolicyForTest(t, master, "allkeys-lru")
 					c, err := DialWith(t.Context(), url, DialOptions{})

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"seatflow/core"
 	"seatflow/core/testenv"
 )
@@ -33,7 +31,7 @@ func TestFailover(t *testing.T) {
 			if err := s.MarkSold(ctx, show, 1, "before", []string{"a"}); err != nil {
 				t.Fatal(err)
 			}
-			waitReplicated(t, rdb, KeySeats(show))
+			testenv.WaitReplicated(t, rdb, KeySeats(show))
 
 			frozen := testenv.FreezeRedisMaster(t, testenv.MasterFor(t, rdb, KeySeats(show)))
 			start := time.Now()
@@ -49,7 +47,7 @@ func TestFailover(t *testing.T) {
 				t.Fatalf("Lock still failing %v after freezing %s (%d failures): %v", testenv.FailoverWithin, frozen, failures, err)
 			}
 			fmt.Printf("redis %s failover: Lock failed %d times over %v, then worked\n", kind.name, failures, time.Since(start).Round(time.Millisecond))
-			if now := testenv.MasterFor(t, rdb, KeySeats(show)); addrOf(t, now) == frozen {
+			if now := testenv.MasterFor(t, rdb, KeySeats(show)); testenv.ServerAddr(t, now) == frozen {
 				t.Fatalf("Lock worked on %s, the frozen master", frozen)
 			}
 			if n, err := s.Release(ctx, show, 2, "after", []string{"c"}); err != nil || n != 1 {
@@ -62,33 +60,4 @@ func TestFailover(t *testing.T) {
 				map[int64]int{1: 1, 2: 1})
 		})
 	}
-}
-
-// waitReplicated waits until a replica has the writes so far to key's
-// master, so a failover keeps them. WAIT counts the writes of its own
-// connection, and replication is one ordered stream: a write of ours (a
-// probe key in key's slot, expiring by itself) acknowledged by a replica
-// means every earlier write is there too.
-func waitReplicated(t *testing.T, rdb redis.UniversalClient, key string) {
-	t.Helper()
-	conn := testenv.MasterFor(t, rdb, key).Conn()
-	defer conn.Close()
-	probe := key + ":replicated"
-	if err := conn.Set(t.Context(), probe, "1", time.Minute).Err(); err != nil {
-		t.Fatal(err)
-	}
-	n, err := conn.Wait(t.Context(), 1, 5*time.Second).Result()
-	if err != nil || n < 1 {
-		t.Fatalf("WAIT for a replica on the master of %s: %d replicas, %v", key, n, err)
-	}
-}
-
-// addrOf is the server address behind c (CLIENT INFO's laddr).
-func addrOf(t *testing.T, c *redis.Client) string {
-	t.Helper()
-	info, err := c.ClientInfo(t.Context()).Result()
-	if err != nil {
-		t.Fatalf("CLIENT INFO: %v", err)
-	}
-	return info.LAddr
 }

@@ -120,3 +120,31 @@ func MasterFor(t *testing.T, client redis.UniversalClient, key string) *redis.Cl
 	t.Fatalf("unexpected client %T", client)
 	return nil
 }
+
+// WaitReplicated waits until a replica has the writes so far to key's
+// master, so a failover keeps them. WAIT counts the writes of its own
+// connection, and replication is one ordered stream: a write of ours (a
+// probe key in key's slot, expiring by itself) acknowledged by a replica
+// means every earlier write is there too.
+func WaitReplicated(t *testing.T, rdb redis.UniversalClient, key string) {
+	t.Helper()
+	conn := MasterFor(t, rdb, key).Conn()
+	defer conn.Close()
+	probe := key + ":replicated"
+	if err := conn.Set(t.Context(), probe, "1", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Wait(t.Context(), 1, 5*time.Second).Result(); err != nil || n < 1 {
+		t.Fatalf("WAIT for a replica on the master of %s: %d replicas, %v", key, n, err)
+	}
+}
+
+// ServerAddr is the server address behind c (CLIENT INFO's laddr).
+func ServerAddr(t *testing.T, c *redis.Client) string {
+	t.Helper()
+	info, err := c.ClientInfo(t.Context()).Result()
+	if err != nil {
+		t.Fatalf("CLIENT INFO: %v", err)
+	}
+	return info.LAddr
+}

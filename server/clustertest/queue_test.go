@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"seatflow/core/admission"
 	"seatflow/core/seats"
 	"seatflow/core/stacktest"
@@ -595,7 +593,7 @@ func TestQueueSentinelFailover(t *testing.T) {
 		}
 	}
 
-	waitReplicated(t, s.redis, seats.KeySeats(show))
+	testenv.WaitReplicated(t, s.redis, seats.KeySeats(show))
 	frozen := testenv.FreezeRedisMaster(t, testenv.MasterFor(t, s.redis, seats.KeySeats(show)))
 	start := time.Now()
 	// A new buyer joins and a waiting one polls, through both instances in
@@ -652,7 +650,7 @@ func TestQueueSentinelFailover(t *testing.T) {
 	if joins.err != nil || polls.err != nil {
 		t.Fatalf("still failing %v after freezing %s: joins %v, polls %v", testenv.FailoverWithin, frozen, joins.err, polls.err)
 	}
-	if now := masterAddr(t, testenv.MasterFor(t, s.redis, seats.KeySeats(show))); now == frozen {
+	if now := testenv.ServerAddr(t, testenv.MasterFor(t, s.redis, seats.KeySeats(show))); now == frozen {
 		t.Fatalf("joins worked on %s, the frozen master", frozen)
 	}
 	if v := viewOf(joins.last); v.Position != probe || v.State != "waiting" {
@@ -713,31 +711,4 @@ func TestQueueSentinelFailover(t *testing.T) {
 	if len(tl.bad) > 0 {
 		t.Errorf("answers no client may get:\n  %s", strings.Join(tl.bad, "\n  "))
 	}
-}
-
-// waitReplicated waits until a replica has every write so far to key's
-// master (as in core/seats' failover test): WAIT counts its own
-// connection's writes, and replication is one ordered stream, so a probe
-// write acknowledged by a replica means every earlier write is there.
-func waitReplicated(t *testing.T, rdb redis.UniversalClient, key string) {
-	t.Helper()
-	conn := testenv.MasterFor(t, rdb, key).Conn()
-	defer conn.Close()
-	probe := key + ":replicated"
-	if err := conn.Set(t.Context(), probe, "1", time.Minute).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := conn.Wait(t.Context(), 1, 5*time.Second).Result(); err != nil || n < 1 {
-		t.Fatalf("WAIT for a replica on the master of %s: %d replicas, %v", key, n, err)
-	}
-}
-
-// masterAddr is the server address behind c (CLIENT INFO's laddr).
-func masterAddr(t *testing.T, c *redis.Client) string {
-	t.Helper()
-	info, err := c.ClientInfo(t.Context()).Result()
-	if err != nil {
-		t.Fatalf("CLIENT INFO: %v", err)
-	}
-	return info.LAddr
 }
