@@ -347,23 +347,34 @@ func (b *buyer) buy(ctx context.Context) {
 			}
 		}
 		pick := seen.pick(1 + rand.IntN(4))
-		status, d, err := b.send(ctx, http.MethodPost, "/api/v1/orders", orderBody(b.user, b.run.show, pick, admission), nil)
-		if status != http.StatusCreated && status != http.StatusConflict {
-			b.fail(err)
-			return
-		}
-		b.t.decided = append(b.t.decided, d)
-		if admission != "" {
-			b.t.admitted = append(b.t.admitted, d)
-		}
-		if status == http.StatusCreated {
-			b.t.holds++
-			b.t.lastHold = time.Since(b.run.start)
-			return
+		held, err := b.place(ctx, orderBody(b.user, b.run.show, pick, admission), admission)
+		if held || err == nil {
+			return // a hold, or the visit ended
 		}
 		conflicts++
 		seen.remove(takenSeats(err, pick))
 	}
+}
+
+// place sends one placement and tallies its answer. held: a 201. A 409
+// comes back as its error for the caller to read; any other answer ends
+// the visit (b.fail) and comes back as held false with a nil error.
+func (b *buyer) place(ctx context.Context, body []byte, admission string) (held bool, conflict error) {
+	status, d, err := b.send(ctx, http.MethodPost, "/api/v1/orders", body, nil)
+	if status != http.StatusCreated && status != http.StatusConflict {
+		b.fail(err)
+		return false, nil
+	}
+	b.t.decided = append(b.t.decided, d)
+	if admission != "" {
+		b.t.admitted = append(b.t.admitted, d)
+	}
+	if status == http.StatusCreated {
+		b.t.holds++
+		b.t.lastHold = time.Since(b.run.start)
+		return true, nil
+	}
+	return false, err
 }
 
 // rereadAfter is how many 409s in a row send a buyer back to the availability:

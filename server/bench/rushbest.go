@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"time"
 )
 
 // Best-available buyers (issue 30): instead of naming seats they saw free
@@ -79,19 +78,9 @@ func bestBody(userID, showID int64, count int, together bool, admission string) 
 func (b *buyer) buyBest(ctx context.Context, admission string) {
 	count, together := 1+rand.IntN(4), true
 	for ctx.Err() == nil && !b.run.soldOut.Load() {
-		status, d, err := b.send(ctx, http.MethodPost, "/api/v1/orders", bestBody(b.user, b.run.show, count, together, admission), nil)
-		if status != http.StatusCreated && status != http.StatusConflict {
-			b.fail(err)
-			return
-		}
-		b.t.decided = append(b.t.decided, d)
-		if admission != "" {
-			b.t.admitted = append(b.t.admitted, d)
-		}
-		if status == http.StatusCreated {
-			b.t.holds++
-			b.t.lastHold = time.Since(b.run.start)
-			return
+		held, err := b.place(ctx, bestBody(b.user, b.run.show, count, together, admission), admission)
+		if held || err == nil {
+			return // a hold, or the visit ended
 		}
 		ae, _ := isStatus(err, http.StatusConflict)
 		if ae.Code != "not_enough_seats" {
