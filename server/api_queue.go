@@ -143,11 +143,11 @@ func (s *Server) handlePutQueue(c echo.Context) error {
 		}
 	}
 	if req.WindowSeconds != 0 {
-		if req.WindowSeconds < 1 || req.WindowSeconds > int64(maxQueueWindow/time.Second) {
+		var ok bool
+		if set.Window, ok = queueWindow(req.WindowSeconds); !ok {
 			return &core.Error{Kind: core.KindInvalid, Code: "invalid_request", Field: "window_seconds",
 				Message: "window_seconds must be a whole number from 1 to 86400"}
 		}
-		set.Window = time.Duration(req.WindowSeconds) * time.Second
 	}
 	ctx := c.Request().Context()
 	// The queue belongs to a show: one database read, on an operator's call.

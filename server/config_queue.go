@@ -60,6 +60,15 @@ func (p *envParser) queue() QueueConfig {
 // maxQueueWindow bounds an admission window, here and in the API.
 const maxQueueWindow = 24 * time.Hour
 
+// queueWindow is a window of whole seconds as the API and the console take
+// it; false when it is outside 1 s to maxQueueWindow.
+func queueWindow(secs int64) (time.Duration, bool) {
+	if secs < 1 || secs > int64(maxQueueWindow/time.Second) {
+		return 0, false
+	}
+	return time.Duration(secs) * time.Second, true
+}
+
 // queueConfig is c.Queue, or the defaults for a Config built in code
 // without one (LoadConfig always sets it).
 func (c Config) queueConfig() QueueConfig {

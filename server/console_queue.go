@@ -158,10 +158,11 @@ func queueSettingsFrom(f web.QueueForm, loc *time.Location, window time.Duration
 	}
 	if f.Window != "" {
 		secs, err := strconv.ParseInt(f.Window, 10, 64)
-		if err != nil || secs < 1 || secs > int64(maxQueueWindow/time.Second) {
+		window, ok := queueWindow(secs)
+		if err != nil || !ok {
 			return set, "queue.error.window"
 		}
-		set.Window = time.Duration(secs) * time.Second
+		set.Window = window
 	}
 	return set, ""
 }
