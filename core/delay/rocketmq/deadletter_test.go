@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,13 +35,15 @@ func TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted(t *testing.T) 
 
 			poison, good := "POISON-"+rand.Text()[:8], "OK-"+rand.Text()[:8]
 			var poisonCalls, goodCalls atomic.Int32
-			var firstFail sync.Once
-			var failedAt time.Time
+			// Written by the consumer's goroutine, read here after the
+			// dead letter came back through the broker: the race detector
+			// sees no ordering through the network, so it is atomic.
+			var failedAt atomic.Int64
 			consume(t, q, func(_ context.Context, msg core.TimeoutMsg) error {
 				switch msg.OrderNo {
 				case poison:
 					poisonCalls.Add(1)
-					firstFail.Do(func() { failedAt = time.Now() })
+					failedAt.CompareAndSwap(0, time.Now().UnixNano())
 					return fmt.Errorf("injected fault: handler always fails for %s", poison)
 				case good:
 					goodCalls.Add(1)
@@ -58,7 +59,7 @@ func TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted(t *testing.T) 
 			case <-time.After(time.Duration(maxAttempts) * 30 * time.Second):
 				t.Fatalf("no dead letter read from the DLQ; poison handled %d times", poisonCalls.Load())
 			}
-			t.Logf("dead letter read %v after the first failure: %+v", time.Since(failedAt), d)
+			t.Logf("dead letter read %v after the first failure: %+v", time.Since(time.Unix(0, failedAt.Load())), d)
 			if d.Msg.OrderNo != poison || d.Msg.Hop != 4 || d.Msg.TraceID != "trace-"+poison || d.Source != core.DeadLetterRocketMQ ||
 				d.MsgKey == "" || !strings.Contains(d.Payload, poison) || d.Attempts < maxAttempts ||
 				!strings.Contains(d.LastError, "injected fault") {
