@@ -31,6 +31,9 @@ const reconcileAPIEvery = 10 * time.Second
 
 // limiterIdle is how long an unused bucket is kept; limiterPruneAt is the
 // count past which idle ones are swept (addresses made up by a scanner).
+// After a sweep the next one waits until the set has doubled: in a rush
+// 10,000 buyers' addresses are all in use, and sweeping them on every
+// request took a third of the server's CPU under one lock.
 const (
 	limiterIdle    = time.Minute
 	limiterPruneAt = 10_000
@@ -56,8 +59,19 @@ type abuseLimits struct {
 	clock   func() time.Time
 
 	mu            sync.Mutex
-	keys, clients map[string]*bucket
+	keys, clients bucketSet
 	lastReconcile time.Time
+}
+
+// bucketSet is the buckets of one kind by id, and the size at which its
+// idle ones are next swept.
+type bucketSet struct {
+	byID    map[string]*bucket
+	pruneAt int
+}
+
+func newBucketSet() bucketSet {
+	return bucketSet{byID: map[string]*bucket{}, pruneAt: limiterPruneAt}
 }
 
 type bucket struct {
@@ -66,7 +80,7 @@ type bucket struct {
 }
 
 func newAbuseLimits(cfg RateLimits, reg prometheus.Registerer) *abuseLimits {
-	a := &abuseLimits{cfg: cfg, clock: time.Now, keys: map[string]*bucket{}, clients: map[string]*bucket{},
+	a := &abuseLimits{cfg: cfg, clock: time.Now, keys: newBucketSet(), clients: newBucketSet(),
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "seatflow_rate_limited_total",
 			Help: "API requests refused by an abuse limit, by API key (prefix, or SEATFLOW_API_TOKEN) and reason."},
 			[]string{"key", "reason"})}
@@ -85,21 +99,22 @@ func keyLabel(k access.APIKey) string {
 
 // take takes one token from the bucket of id, made at perSecond when new;
 // it returns how long until one would be there when there is none.
-func (a *abuseLimits) take(buckets map[string]*bucket, id string, perSecond int) (bool, time.Duration) {
+func (a *abuseLimits) take(buckets *bucketSet, id string, perSecond int) (bool, time.Duration) {
 	now := a.clock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(buckets) >= limiterPruneAt {
-		for k, b := range buckets {
-			if now.Sub(b.used) > limiterIdle {
-				delete(buckets, k)
-			}
-		}
-	}
-	b := buckets[id]
+	b := buckets.byID[id]
 	if b == nil {
+		if len(buckets.byID) >= buckets.pruneAt {
+			for k, b := range buckets.byID {
+				if now.Sub(b.used) > limiterIdle {
+					delete(buckets.byID, k)
+				}
+			}
+			buckets.pruneAt = max(limiterPruneAt, 2*len(buckets.byID))
+		}
 		b = &bucket{lim: rate.NewLimiter(rate.Limit(perSecond), 2*perSecond)}
-		buckets[id] = b
+		buckets.byID[id] = b
 	}
 	b.used = now
 	r := b.lim.ReserveN(now, 1)
@@ -128,12 +143,12 @@ func (a *abuseLimits) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(contextKeyClientIP, ip)
 		label := keyLabel(key)
 		if a.cfg.PerKey > 0 {
-			if ok, wait := a.take(a.keys, label, a.cfg.PerKey); !ok {
+			if ok, wait := a.take(&a.keys, label, a.cfg.PerKey); !ok {
 				return a.refuse(label, core.RateLimitKey, "this API key sends more requests than allowed; slow down", wait)
 			}
 		}
 		if a.cfg.PerClient > 0 {
-			if ok, wait := a.take(a.clients, ip, a.cfg.PerClient); !ok {
+			if ok, wait := a.take(&a.clients, ip, a.cfg.PerClient); !ok {
 				return a.refuse(label, core.RateLimitClient, "too many requests from this address; slow down", wait)
 			}
 		}

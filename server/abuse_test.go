@@ -216,3 +216,36 @@ func TestReconcileAPIOncePerTenSeconds(t *testing.T) {
 		t.Errorf("a run 10 s after the first: %d, want it let through (201, or 409 if the scheduler holds the lease)", resp.StatusCode)
 	}
 }
+
+// TestAbuseBucketsSweptOnlyAsTheSetDoubles: a set of buckets all in use
+// (a rush's buyers) is swept once, not on every new address; idle ones
+// go when the set has doubled since.
+func TestAbuseBucketsSweptOnlyAsTheSetDoubles(t *testing.T) {
+	now := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	a := newAbuseLimits(RateLimits{PerClient: 20}, prometheus.NewRegistry())
+	a.clock = func() time.Time { return now }
+	add := func(n int, prefix string) {
+		for i := range n {
+			if ok, _ := a.take(&a.clients, fmt.Sprintf("%s%d", prefix, i), 20); !ok {
+				t.Fatalf("first request of %s%d refused", prefix, i)
+			}
+		}
+	}
+	add(limiterPruneAt, "busy-")
+	add(1, "next-") // a sweep that finds none idle
+	if got, want := a.clients.pruneAt, 2*limiterPruneAt; got != want {
+		t.Fatalf("next sweep at %d buckets, want %d", got, want)
+	}
+	now = now.Add(2 * limiterIdle) // every bucket idle now
+	add(1, "later-")
+	if got := len(a.clients.byID); got != limiterPruneAt+2 {
+		t.Fatalf("%d buckets after one more address, want %d: swept before the set doubled", got, limiterPruneAt+2)
+	}
+	add(limiterPruneAt, "rush-") // the set passes its doubled size: the idle ones go
+	if got := len(a.clients.byID); got >= limiterPruneAt+2 {
+		t.Fatalf("%d buckets: the idle ones were never swept", got)
+	}
+	if a.clients.pruneAt < limiterPruneAt {
+		t.Fatalf("next sweep at %d, below the floor %d", a.clients.pruneAt, limiterPruneAt)
+	}
+}

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"net/http"
+	"context"
 
 	"github.com/labstack/echo/v4"
 )
@@ -16,14 +16,14 @@ type availabilityJSON struct {
 	Taken  []string `json:"taken"`
 }
 
+// handleAvailability is cached like the seat map (show_cache.go): in a
+// rush every storefront page reads it, and a build walks every hold.
 func (s *Server) handleAvailability(c echo.Context) error {
-	id, err := showID(c)
-	if err != nil {
-		return err
-	}
-	a, err := s.engine.Availability(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, availabilityJSON{ShowID: id, Seats: a.Seats, Free: a.Seats - len(a.Taken), Taken: a.Taken})
+	return s.cachedShowRead(c, s.availability, func(ctx context.Context, id int64) (any, error) {
+		a, err := s.engine.Availability(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return availabilityJSON{ShowID: id, Seats: a.Seats, Free: a.Seats - len(a.Taken), Taken: a.Taken}, nil
+	})
 }

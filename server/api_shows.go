@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -51,28 +52,10 @@ func (s *Server) handleShows(c echo.Context) error {
 }
 
 // handleSeats returns a show's seat plan with each seat's live state (at
-// most SEATFLOW_SEAT_MAP_MAX_AGE old: seatmap_cache.go). A fresh cached
-// map is answered without a slot of the limit (limitSeatMap); a build
-// takes one, as it holds a database connection.
+// most SEATFLOW_SEAT_MAP_MAX_AGE old: show_cache.go).
 func (s *Server) handleSeats(c echo.Context) error {
-	id, err := showID(c)
-	if err != nil {
-		return err
-	}
-	if body, ok := s.seatMaps.fresh(id); ok {
-		return c.JSONBlob(http.StatusOK, body)
-	}
-	if c.Get(ctxNoSlot) != nil {
-		done, ok := s.overload.limiter.Acquire()
-		if !ok {
-			s.overload.shed.WithLabelValues(shedConcurrency).Inc()
-			return errOverloaded
-		}
-		start := time.Now()
-		defer func() { done(time.Since(start)) }()
-	}
-	body, err := s.seatMaps.get(id, func() (any, error) {
-		seats, err := s.engine.SeatMap(c.Request().Context(), id)
+	return s.cachedShowRead(c, s.seatMaps, func(ctx context.Context, id int64) (any, error) {
+		seats, err := s.engine.SeatMap(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -84,32 +67,58 @@ func (s *Server) handleSeats(c echo.Context) error {
 		}
 		return map[string]any{"seats": out}, nil
 	})
+}
+
+// cachedShowRead answers a show's read from cache when it is fresh, and
+// builds it otherwise. A fresh read is answered without a slot of the
+// limit (limitCached); a build takes one, as it may hold a database
+// connection.
+func (s *Server) cachedShowRead(c echo.Context, cache *showCache, build func(context.Context, int64) (any, error)) error {
+	id, err := showID(c)
+	if err != nil {
+		return err
+	}
+	if body, ok := cache.fresh(id); ok {
+		return c.JSONBlob(http.StatusOK, body)
+	}
+	if c.Get(ctxNoSlot) != nil {
+		done, ok := s.overload.limiter.Acquire()
+		if !ok {
+			s.overload.shed.WithLabelValues(shedConcurrency).Inc()
+			return errOverloaded
+		}
+		start := time.Now()
+		defer func() { done(time.Since(start)) }()
+	}
+	body, err := cache.get(id, func() (any, error) { return build(c.Request().Context(), id) })
 	if err != nil {
 		return err
 	}
 	return c.JSONBlob(http.StatusOK, body)
 }
 
-// ctxNoSlot marks a seat map read let past the limit because a fresh map
-// was cached: should the map have gone stale since, the handler takes a
-// slot before building it.
-const ctxNoSlot = "seatflow.seatmap.noslot"
+// ctxNoSlot marks a read let past the limit because it was cached fresh:
+// should it have gone stale since, the handler takes a slot before
+// building it.
+const ctxNoSlot = "seatflow.showread.noslot"
 
-// limitSeatMap is the limit of API work for seat map reads, but a read of
-// a show whose map is cached fresh passes without a slot: it costs a copy
-// of the encoded map, no database connection. In a rush those reads came
-// by the thousand and, sharing the 4 slots of SQLite's pool with
-// everything else, were most of the shed answers (BENCHMARKS.md, rush).
-func (s *Server) limitSeatMap(next echo.HandlerFunc) echo.HandlerFunc {
-	limited := s.overload.limit(next)
-	return func(c echo.Context) error {
-		if id, err := showID(c); err == nil {
-			if _, ok := s.seatMaps.fresh(id); ok {
-				c.Set(ctxNoSlot, true)
-				return next(c)
+// limitCached is the limit of API work for a cached show read, but a read
+// of a show cached fresh passes without a slot: it costs a copy of the
+// encoded body, no database connection. In a rush seat map reads came by
+// the thousand and, sharing the 4 slots of SQLite's pool with everything
+// else, were most of the shed answers (BENCHMARKS.md, rush).
+func (s *Server) limitCached(cache *showCache) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		limited := s.overload.limit(next)
+		return func(c echo.Context) error {
+			if id, err := showID(c); err == nil {
+				if _, ok := cache.fresh(id); ok {
+					c.Set(ctxNoSlot, true)
+					return next(c)
+				}
 			}
+			return limited(c)
 		}
-		return limited(c)
 	}
 }
 

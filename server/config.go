@@ -154,7 +154,7 @@ type Config struct {
 	LatencyObjective time.Duration
 	MaxConns         int
 	// SeatMapMaxAge (SEATFLOW_SEAT_MAP_MAX_AGE, default 0: off) is how old
-	// a seat map served from the cache may be (seatmap_cache.go).
+	// a seat map or availability served from the cache may be (show_cache.go).
 	SeatMapMaxAge time.Duration
 
 	LogLevel        slog.Level    // SEATFLOW_LOG_LEVEL

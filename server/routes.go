@@ -40,8 +40,8 @@ func (s *Server) routes() {
 	// The contract (openapi.go): no key, as client generators read it.
 	api.GET("/openapi.json", handleOpenAPI, apiHeaders)
 	api.GET("/shows", s.handleShows, mw...)
-	api.GET("/shows/:id/availability", s.handleAvailability, mw...)
-	api.GET("/shows/:id/seats", s.handleSeats, append([]echo.MiddlewareFunc{s.limitSeatMap}, mw[1:]...)...)
+	api.GET("/shows/:id/availability", s.handleAvailability, append([]echo.MiddlewareFunc{s.limitCached(s.availability)}, mw[1:]...)...)
+	api.GET("/shows/:id/seats", s.handleSeats, append([]echo.MiddlewareFunc{s.limitCached(s.seatMaps)}, mw[1:]...)...)
 	planMW := []echo.MiddlewareFunc{s.overload.limit, auth, s.abuse.middleware, middleware.BodyLimit(planBodyLimit),
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)

@@ -67,8 +67,10 @@ type Server struct {
 	abuse    *abuseLimits
 	room     *admission.Room
 	overload *overload
-	seatMaps *seatMapCache
-	health   *storeHealth // nil (handler tests): /readyz pings the stores itself
+	// seatMaps and availability are the storefront's reads of a show,
+	// cached for SEATFLOW_SEAT_MAP_MAX_AGE (show_cache.go).
+	seatMaps, availability *showCache
+	health                 *storeHealth // nil (handler tests): /readyz pings the stores itself
 }
 
 // NewServer builds the handler with every route of routes.go.
@@ -82,7 +84,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	e.Pre(apiHeaders)
 	s := &Server{engine: d.Engine, db: d.DB, hub: d.Hub, recon: d.Reconciler, refunds: d.Refunds, registry: d.Registry, logger: d.Logger, echo: e, cfg: cfg,
 		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry), health: d.health, room: d.Room,
-		overload: newOverload(cfg, d.DB.PoolSize(), d.Registry), seatMaps: newSeatMapCache(cfg.SeatMapMaxAge, time.Now)}
+		overload: newOverload(cfg, d.DB.PoolSize(), d.Registry), seatMaps: newShowCache(cfg.SeatMapMaxAge, time.Now),
+		availability: newShowCache(cfg.SeatMapMaxAge, time.Now)}
 	hm := newHTTPMetrics(d.Registry)
 	e.Use(traceID(), requestLog(d.Logger, hm), recoverPanics(d.Logger))
 	if d.health != nil {

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -275,8 +277,12 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	switch {
 	case timedOut:
 		return res, fmt.Errorf("%s: not sold out after %v: %d of %d seats taken", spec.label, spec.until, res.Check.Taken, spec.seats)
-	case res.Check.Taken != spec.seats:
-		return res, fmt.Errorf("%s: buyers stopped with %d of %d seats taken (first failure: %s)", spec.label, res.Check.Taken, spec.seats, res.FirstFailure)
+	case res.Check.Taken != spec.seats && res.Holds < int64(spec.buyers):
+		// Every buyer leaving with a hold before the last seats went is
+		// demand met, not a failure: a 409 is likelier for 4 seats than
+		// for 1, so holds come out near 2 seats, and 1,000 buyers may
+		// leave a few of 2,000 seats.
+		return res, fmt.Errorf("%s: buyers stopped with %d of %d seats taken (answers %v; first failure: %s)", spec.label, res.Check.Taken, spec.seats, res.Statuses, res.FirstFailure)
 	case !res.Check.ok():
 		return res, fmt.Errorf("%s: seat check failed: %v", spec.label, res.Check.Examples)
 	}
@@ -386,24 +392,81 @@ const rereadAfter = 3
 // holds the plan (from its CDN: it changes only before the first order)
 // and refreshes only the availability (ok false: the visit ended).
 func (b *buyer) readMap(ctx context.Context) (*seatPool, bool) {
-	var av availability
-	status, d, err := b.send(ctx, http.MethodGet, availabilityPath(b.run.show), nil, &av)
+	var raw []byte
+	status, d, err := b.send(ctx, http.MethodGet, availabilityPath(b.run.show), nil, &raw)
 	if status != http.StatusOK {
 		b.fail(err)
 		return nil, false
 	}
-	b.t.reads = append(b.t.reads, d)
-	taken := make(map[string]bool, len(av.Taken))
-	for _, id := range av.Taken {
-		taken[id] = true
+	taken, err := scanTaken(raw)
+	if err != nil {
+		b.t.status[noAnswerKey]++ // a body that is not an availability is no answer
+		b.fail(err)
+		return nil, false
 	}
-	free := make([]string, 0, max(len(b.run.plan)-len(taken), 0))
-	for _, id := range b.run.plan {
-		if !taken[id] {
-			free = append(free, id)
+	b.t.reads = append(b.t.reads, d)
+	return newSeatPool(freeSeats(b.run.plan, taken)), true
+}
+
+// scanTaken reads the "taken" list of an availability answer. The bench
+// shares the server's CPUs, and decoding 10,000 answers of up to 2,000
+// ids each with encoding/json was a fifth of the machine's CPU in a rush:
+// a scan of the plain ids costs a tenth of it. An id with an escape falls
+// back to encoding/json.
+func scanTaken(raw []byte) ([]string, error) {
+	const field = `"taken":[`
+	i := bytes.Index(raw, []byte(field))
+	if i < 0 || bytes.IndexByte(raw, '\\') >= 0 {
+		var av availability
+		if err := json.Unmarshal(raw, &av); err != nil {
+			return nil, fmt.Errorf("availability %q: %w", raw, err)
+		}
+		return av.Taken, nil
+	}
+	rest := raw[i+len(field):]
+	var taken []string
+	if len(rest) > 0 && rest[0] == ']' {
+		return taken, nil
+	}
+	for {
+		if len(rest) == 0 || rest[0] != '"' {
+			return nil, fmt.Errorf("availability: want an id at %.20q in %q", rest, raw)
+		}
+		end := bytes.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return nil, fmt.Errorf("availability: unterminated id in %q", raw)
+		}
+		taken = append(taken, string(rest[1:1+end]))
+		rest = rest[2+end:]
+		switch {
+		case len(rest) > 0 && rest[0] == ']':
+			return taken, nil
+		case len(rest) > 0 && rest[0] == ',':
+			rest = rest[1:]
+		default:
+			return nil, fmt.Errorf("availability: want , or ] at %.20q in %q", rest, raw)
 		}
 	}
-	return newSeatPool(free), true
+}
+
+// freeSeats is the plan (sorted) less the taken seats, in one merge when
+// taken is sorted too, as the server sends it.
+func freeSeats(plan, taken []string) []string {
+	if !slices.IsSorted(taken) {
+		taken = slices.Sorted(slices.Values(taken))
+	}
+	free := make([]string, 0, max(len(plan)-len(taken), 0))
+	j := 0
+	for _, id := range plan {
+		for j < len(taken) && taken[j] < id {
+			j++
+		}
+		if j < len(taken) && taken[j] == id {
+			continue
+		}
+		free = append(free, id)
+	}
+	return free
 }
 
 // availability is the part of GET /api/v1/shows/{id}/availability a buyer reads.

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,47 @@ func inProcessStack(t *testing.T, o Options, settings ...string) *stack {
 	s := &stack{kind: o.Stack, db: app.DB, api: newAPIClient(srv.URL, token, secret, o.Clients)}
 	t.Cleanup(s.api.close)
 	return s
+}
+
+// TestScanTaken: the scan reads what encoding/json reads from the
+// server's answers, and refuses what is not one.
+func TestScanTaken(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want []string
+		ok   bool
+	}{
+		{`{"show_id":2,"seats":4,"free":4,"taken":[]}`, nil, true},
+		{`{"show_id":2,"seats":4,"free":2,"taken":["A-1","B-10"]}`, []string{"A-1", "B-10"}, true},
+		{`{"taken":["A-1"],"show_id":2}`, []string{"A-1"}, true},
+		{`{"show_id":2,"taken":["A\"1","B-2"]}`, []string{`A"1`, "B-2"}, true}, // an escape: encoding/json
+		{`{"show_id":2,"taken":["A-1",]}`, nil, false},
+		{`{"show_id":2,"taken":["A-1"`, nil, false},
+		{`{"show_id":2,"taken":[1]}`, nil, false},
+		{`{"show_id":2,"taken":[,"A-1"]}`, nil, false},
+		{`not json`, nil, false},
+	} {
+		got, err := scanTaken([]byte(c.raw))
+		if (err == nil) != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("scanTaken(%s) = %q, %v; want %q, ok %v", c.raw, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestFreeSeats: the plan less the taken seats, taken sorted or not.
+func TestFreeSeats(t *testing.T) {
+	plan := []string{"A-1", "A-2", "A-3", "B-1"}
+	for _, c := range []struct {
+		taken, want []string
+	}{
+		{nil, plan},
+		{[]string{"A-2", "B-1"}, []string{"A-1", "A-3"}},
+		{[]string{"B-1", "A-1"}, []string{"A-2", "A-3"}},
+		{[]string{"A-0", "A-3", "Z-9"}, []string{"A-1", "A-2", "B-1"}},
+		{plan, []string{}},
+	} {
+		if got := freeSeats(plan, c.taken); !slices.Equal(got, c.want) {
+			t.Errorf("freeSeats(%q) = %q, want %q", c.taken, got, c.want)
+		}
+	}
 }

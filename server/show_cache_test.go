@@ -39,7 +39,7 @@ func TestSeatMapCache(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Unix(1_000_000, 0)
 			now := start
-			cache := newSeatMapCache(c.maxAge, func() time.Time { return now })
+			cache := newShowCache(c.maxAge, func() time.Time { return now })
 			builds := 0
 			for i, r := range c.reads {
 				now = start.Add(r.after)
@@ -58,19 +58,19 @@ func TestSeatMapCache(t *testing.T) {
 	}
 }
 
-// TestSeatMapCacheSweep: past seatMapSweep shows, a new show drops the
+// TestSeatMapCacheSweep: past showCacheSweep shows, a new show drops the
 // stale entries and keeps the fresh ones.
 func TestSeatMapCacheSweep(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	cache := newSeatMapCache(time.Second, func() time.Time { return now })
+	cache := newShowCache(time.Second, func() time.Time { return now })
 	build := func() (any, error) { return 1, nil }
-	for id := range int64(seatMapSweep) {
+	for id := range int64(showCacheSweep) {
 		if _, err := cache.get(id, build); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now = now.Add(time.Second)
-	if _, err := cache.get(seatMapSweep, build); err != nil {
+	if _, err := cache.get(showCacheSweep, build); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(cache.shows); n != 1 {
@@ -82,7 +82,7 @@ func TestSeatMapCacheSweep(t *testing.T) {
 // share one build (run under -race).
 func TestSeatMapCacheConcurrent(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	cache := newSeatMapCache(time.Second, func() time.Time { return now })
+	cache := newShowCache(time.Second, func() time.Time { return now })
 	var builds atomic.Int32
 	var wg sync.WaitGroup
 	for range 50 {

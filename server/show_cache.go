@@ -6,50 +6,51 @@ import (
 	"time"
 )
 
-// seatMapCache keeps each show's encoded seat map for up to maxAge
-// (SEATFLOW_SEAT_MAP_MAX_AGE), so that a rush's thousands of storefront
-// page loads share one build: a 2,000-seat map reads the plan from the
-// database and encodes 295 KB, and measured on the embedded stack those
-// reads, not the placements, set the pace of an on-sale (BENCHMARKS.md,
-// rush). The map is advisory anyway, a seat shown free may be taken by
-// the time it is placed (409): a map up to maxAge old only makes that a
-// little likelier. Off (maxAge 0) every read builds the map.
-type seatMapCache struct {
+// showCache keeps one encoded read of each show, the seat map or the
+// availability, for up to maxAge (SEATFLOW_SEAT_MAP_MAX_AGE), so that a
+// rush's thousands of storefront reads share one build: a 2,000-seat map
+// reads the plan from the database and encodes 295 KB, an availability
+// walks every hold; measured on the embedded stack those reads, not the
+// placements, set the pace of an on-sale (BENCHMARKS.md, rush). Both are
+// advisory anyway, a seat shown free may be taken by the time it is
+// placed (409): a read up to maxAge old only makes that a little likelier.
+// Off (maxAge 0) every read builds.
+type showCache struct {
 	maxAge time.Duration
 	now    func() time.Time
 
 	mu    sync.Mutex
-	shows map[int64]*seatMapEntry
+	shows map[int64]*showCacheEntry
 }
 
-// seatMapEntry is one show's map; its own lock makes concurrent readers
+// showCacheEntry is one show's read; its own lock makes concurrent readers
 // of a stale map wait for one build instead of each building it.
-type seatMapEntry struct {
+type showCacheEntry struct {
 	mu   sync.Mutex
 	body []byte
 	at   time.Time
 }
 
-// seatMapSweep is how many shows the cache holds before it drops stale ones.
-const seatMapSweep = 256
+// showCacheSweep is how many shows the cache holds before it drops stale ones.
+const showCacheSweep = 256
 
-func newSeatMapCache(maxAge time.Duration, now func() time.Time) *seatMapCache {
-	return &seatMapCache{maxAge: maxAge, now: now, shows: map[int64]*seatMapEntry{}}
+func newShowCache(maxAge time.Duration, now func() time.Time) *showCache {
+	return &showCache{maxAge: maxAge, now: now, shows: map[int64]*showCacheEntry{}}
 }
 
 // get returns the show's encoded map, built by build when none is fresh.
 // An error is returned, never kept.
-func (c *seatMapCache) get(show int64, build func() (any, error)) ([]byte, error) {
+func (c *showCache) get(show int64, build func() (any, error)) ([]byte, error) {
 	if c.maxAge <= 0 {
 		return encodeMap(build)
 	}
 	c.mu.Lock()
 	e, ok := c.shows[show]
 	if !ok {
-		if len(c.shows) >= seatMapSweep {
+		if len(c.shows) >= showCacheSweep {
 			c.sweepLocked()
 		}
-		e = &seatMapEntry{}
+		e = &showCacheEntry{}
 		c.shows[show] = e
 	}
 	c.mu.Unlock()
@@ -68,7 +69,7 @@ func (c *seatMapCache) get(show int64, build func() (any, error)) ([]byte, error
 }
 
 // fresh returns the show's encoded map if one within maxAge is kept.
-func (c *seatMapCache) fresh(show int64) ([]byte, bool) {
+func (c *showCache) fresh(show int64) ([]byte, bool) {
 	if c.maxAge <= 0 {
 		return nil, false
 	}
@@ -87,7 +88,7 @@ func (c *seatMapCache) fresh(show int64) ([]byte, bool) {
 }
 
 // sweepLocked drops the entries no longer fresh; c.mu is held.
-func (c *seatMapCache) sweepLocked() {
+func (c *showCache) sweepLocked() {
 	for id, e := range c.shows {
 		if e.mu.TryLock() {
 			if c.now().Sub(e.at) >= c.maxAge {
