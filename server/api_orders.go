@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -126,12 +127,14 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	// The waiting room's check stays here, before the engine: a signed
-	// admission verified with no store call but the single-use read.
-	queued := s.room != nil && s.room.Required(req.ShowID)
-	if queued {
-		if err := s.room.CheckAdmission(ctx, req.ShowID, req.UserID, req.Admission, time.Now()); err != nil {
+	// admission verified with no store call but the single-use claim.
+	var endAdmission func(context.Context, bool) error
+	if s.room != nil && s.room.Required(req.ShowID) {
+		end, err := s.room.BeginPlacement(ctx, req.ShowID, req.UserID, req.Admission, time.Now())
+		if err != nil {
 			return err
 		}
+		endAdmission = end
 	}
 	start := time.Now()
 	var (
@@ -148,14 +151,16 @@ func (s *Server) handlePlaceOrder(c echo.Context) error {
 	if s.room != nil && decided(err) {
 		s.room.Observe(time.Since(start))
 	}
+	if endAdmission != nil {
+		// After the placement, whatever its answer: a used admission is
+		// refused from now on, a 409 leaves it usable. Should the store
+		// fail, the order stands and the claim lapses by itself.
+		if err := endAdmission(context.WithoutCancel(ctx), err == nil); err != nil {
+			s.logger.WarnContext(ctx, "end the claim of an admission", "show", req.ShowID, "user", req.UserID, "err", err)
+		}
+	}
 	if err != nil {
 		return err
-	}
-	if queued {
-		if err := s.room.Placed(ctx, req.ShowID, req.UserID); err != nil {
-			// The order stands; the admission stays usable until its window ends.
-			s.logger.WarnContext(ctx, "record a used admission", "show", req.ShowID, "user", req.UserID, "err", err)
-		}
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/orders/"+o.OrderNo)
 	return c.JSON(http.StatusCreated, placedOrderJSON{orderJSON: newOrderJSON(o), StrandedSingle: stranded})

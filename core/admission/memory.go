@@ -35,6 +35,7 @@ type memQueue struct {
 	head     int64
 	admitted map[int64]time.Time
 	placed   map[int64]bool
+	claims   map[int64]placementClaim
 }
 
 // NewMemory returns an empty in-process queue store.
@@ -55,7 +56,7 @@ func (m *Memory) lockShow(show int64, create bool) *memQueue {
 			m.mu.Lock()
 			if q = m.shows[show]; q == nil {
 				q = &memQueue{byUser: make(map[int64]int64), admitted: make(map[int64]time.Time),
-					placed: make(map[int64]bool)}
+					placed: make(map[int64]bool), claims: make(map[int64]placementClaim)}
 				m.shows[show] = q
 			}
 			m.mu.Unlock()
@@ -210,28 +211,44 @@ func (m *Memory) AdmittedAt(ctx context.Context, show, user int64, now time.Time
 	return at, nil
 }
 
-// MarkPlaced implements Store.
-func (m *Memory) MarkPlaced(ctx context.Context, show, user int64) (bool, error) {
+// placementClaim is one placement's hold on a user's admission.
+type placementClaim struct {
+	holder string
+	until  time.Time
+}
+
+// ClaimPlacement implements Store.
+func (m *Memory) ClaimPlacement(ctx context.Context, show, user int64, holder string, until, now time.Time) (Claim, error) {
+	q := m.lockShow(show, false)
+	if q == nil {
+		return 0, ErrNoQueue
+	}
+	defer q.mu.Unlock()
+	if q.placed[user] {
+		return ClaimUsed, nil
+	}
+	if c, ok := q.claims[user]; ok && c.holder != holder && c.until.After(now) {
+		return ClaimBusy, nil
+	}
+	q.claims[user] = placementClaim{holder: holder, until: until}
+	return ClaimTaken, nil
+}
+
+// EndPlacement implements Store.
+func (m *Memory) EndPlacement(ctx context.Context, show, user int64, holder string, placed bool) (bool, error) {
 	q := m.lockShow(show, false)
 	if q == nil {
 		return false, ErrNoQueue
 	}
 	defer q.mu.Unlock()
-	if q.placed[user] {
+	if c, ok := q.claims[user]; ok && (placed || c.holder == holder) {
+		delete(q.claims, user)
+	}
+	if !placed || q.placed[user] {
 		return false, nil
 	}
 	q.placed[user] = true
 	return true, nil
-}
-
-// HasPlaced implements Store.
-func (m *Memory) HasPlaced(ctx context.Context, show, user int64) (bool, error) {
-	q := m.lockShow(show, false)
-	if q == nil {
-		return false, ErrNoQueue
-	}
-	defer q.mu.Unlock()
-	return q.placed[user], nil
 }
 
 // Entries implements Store.

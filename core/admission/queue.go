@@ -107,11 +107,15 @@ type Store interface {
 	// admitted (now, the first time) and returns it; the admission window
 	// counts from it.
 	AdmittedAt(ctx context.Context, show, user int64, now time.Time) (time.Time, error)
-	// MarkPlaced records that the user's admission was used by a
-	// successful placement (first false if it was recorded before).
-	MarkPlaced(ctx context.Context, show, user int64) (first bool, err error)
-	// HasPlaced says whether the user's admission was used.
-	HasPlaced(ctx context.Context, show, user int64) (bool, error)
+	// ClaimPlacement lets one placement at a time use the user's
+	// admission, across instances: ClaimUsed when a placement with it
+	// succeeded already, ClaimBusy while another holder's claim runs
+	// (until its until), else the claim is holder's until until.
+	ClaimPlacement(ctx context.Context, show, user int64, holder string, until, now time.Time) (Claim, error)
+	// EndPlacement ends holder's claim. placed records the admission as
+	// used (first false if it was recorded before); otherwise the claim
+	// is dropped and the admission stays usable (a 409 retry).
+	EndPlacement(ctx context.Context, show, user int64, holder string, placed bool) (first bool, err error)
 	// Entries returns every entry in Seq order with its position, for
 	// verification (seatflow queue verify) and the console.
 	Entries(ctx context.Context, show int64) ([]Entry, []int64, error)
@@ -122,6 +126,15 @@ type Store interface {
 	// is not an error.
 	Delete(ctx context.Context, show int64) error
 }
+
+// Claim is what ClaimPlacement found.
+type Claim int
+
+const (
+	ClaimTaken Claim = iota // the claim is the caller's
+	ClaimBusy               // another placement holds it
+	ClaimUsed               // the admission was used by a placement
+)
 
 // ErrNoQueue: the show has no enabled queue.
 var ErrNoQueue = errors.New("admission: the show has no queue")

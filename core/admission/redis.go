@@ -57,11 +57,12 @@ func keyUsers(show int64) string    { return queueKey(show, "users") }
 func keyPos(show int64) string      { return queueKey(show, "pos") }
 func keyAdmitted(show int64) string { return queueKey(show, "admitted") }
 func keyPlaced(show int64) string   { return queueKey(show, "placed") }
+func keyClaims(show int64) string   { return queueKey(show, "claims") }
 
 func queueKey(show int64, part string) string { return fmt.Sprintf("sf:{show:%d}:q:%s", show, part) }
 
 func showKeys(show int64) []string {
-	return []string{keyCfg(show), keyUsers(show), keyPos(show), keyAdmitted(show), keyPlaced(show)}
+	return []string{keyCfg(show), keyUsers(show), keyPos(show), keyAdmitted(show), keyPlaced(show), keyClaims(show)}
 }
 
 // Redis is the waiting rooms in the seat store's Redis: a single node, a
@@ -180,9 +181,9 @@ func parseEntry(show, user int64, v string) (Entry, error) {
 }
 
 // user runs queue_user.lua: the reply's value, ErrNoQueue for no queue.
-func (r *Redis) user(ctx context.Context, op string, show, user int64, now time.Time) (string, error) {
-	res, err := r.users.Run(ctx, r.rdb, []string{keyCfg(show), keyAdmitted(show), keyPlaced(show), keyPos(show)},
-		op, user, now.UnixMilli()).StringSlice()
+func (r *Redis) user(ctx context.Context, op string, show, user int64, now time.Time, args ...any) (string, error) {
+	res, err := r.users.Run(ctx, r.rdb, []string{keyCfg(show), keyAdmitted(show), keyPlaced(show), keyPos(show), keyClaims(show)},
+		append([]any{op, user, now.UnixMilli()}, args...)...).StringSlice()
 	if err != nil {
 		return "", wrap("queue "+op, err)
 	}
@@ -297,15 +298,27 @@ func (r *Redis) AdmittedAt(ctx context.Context, show, user int64, now time.Time)
 	return time.UnixMilli(ms).UTC(), nil
 }
 
-// MarkPlaced implements Store.
-func (r *Redis) MarkPlaced(ctx context.Context, show, user int64) (bool, error) {
-	v, err := r.user(ctx, "mark", show, user, time.Time{})
-	return v == "1", err
+// ClaimPlacement implements Store.
+func (r *Redis) ClaimPlacement(ctx context.Context, show, user int64, holder string, until, now time.Time) (Claim, error) {
+	v, err := r.user(ctx, "claim", show, user, now, holder, until.UnixMilli())
+	switch {
+	case err != nil:
+		return 0, err
+	case v == "used":
+		return ClaimUsed, nil
+	case v == "busy":
+		return ClaimBusy, nil
+	}
+	return ClaimTaken, nil
 }
 
-// HasPlaced implements Store.
-func (r *Redis) HasPlaced(ctx context.Context, show, user int64) (bool, error) {
-	v, err := r.user(ctx, "placed", show, user, time.Time{})
+// EndPlacement implements Store.
+func (r *Redis) EndPlacement(ctx context.Context, show, user int64, holder string, placed bool) (bool, error) {
+	op := "release"
+	if placed {
+		op = "mark"
+	}
+	v, err := r.user(ctx, op, show, user, time.Time{}, holder)
 	return v == "1", err
 }
 

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,10 @@ var (
 		Message: "this show sells through its waiting room: join it and send the admission you are given"}
 	ErrAdmissionInvalid = &fault.Error{Kind: fault.KindForbidden, Code: "admission_invalid",
 		Message: "the admission is forged, expired, for another show or buyer, or already used"}
+	// ErrAdmissionBusy: another placement with the same admission is in
+	// flight; retry once it is answered.
+	ErrAdmissionBusy = &fault.Error{Kind: fault.KindConflict, Code: "admission_in_use",
+		Message: "another order with this admission is being placed; retry when it is answered"}
 	// ErrQueueNotFound: the show has no enabled queue (joins and polls).
 	ErrQueueNotFound = &fault.Error{Kind: fault.KindNotFound, Code: "queue_not_found",
 		Message: "the show has no enabled waiting room"}
@@ -335,38 +340,45 @@ func (r *Room) Required(show int64) bool {
 	return st.Mode != ModeOverload || r.overloaded()
 }
 
-// CheckAdmission verifies the admission an order carries: its signature,
-// show, user and window with no store call (any instance can); then that it
-// was not used by a successful placement, which is one O(1) seat-store read
-// (HasPlaced). It stays valid through 409 retries until a placement
-// succeeds. Two placements sent at the same instant with one admission may
-// both pass: the purchase limit still bounds what the buyer holds.
-func (r *Room) CheckAdmission(ctx context.Context, show, user int64, token string, now time.Time) error {
+// BeginPlacement verifies the admission an order carries: its signature,
+// show, user and window with no store call (any instance can); then claims
+// it for this placement in one O(1) seat-store step, refused when a
+// placement with it succeeded already, or while another one with it is in
+// flight (two sent at the same instant get one claim: ErrAdmissionBusy).
+// The returned end must be called with whether the placement succeeded:
+// the admission is then used, or stays valid for a 409 retry until its
+// window ends. A claim whose end never came (the instance died) lapses
+// after placementClaimTTL.
+func (r *Room) BeginPlacement(ctx context.Context, show, user int64, token string, now time.Time) (end func(ctx context.Context, placed bool) error, err error) {
 	if token == "" {
-		return ErrAdmissionRequired
+		return nil, ErrAdmissionRequired
 	}
 	if _, err := r.keys.VerifyAdmission(token, show, user, now); err != nil {
-		return ErrAdmissionInvalid
+		return nil, ErrAdmissionInvalid
 	}
-	used, err := r.store.HasPlaced(ctx, show, user)
-	if err != nil {
+	holder := rand.Text()
+	claim, err := r.store.ClaimPlacement(ctx, show, user, holder, now.Add(placementClaimTTL), now)
+	switch {
+	case err != nil:
+		return nil, err
+	case claim == ClaimUsed:
+		return nil, ErrAdmissionInvalid
+	case claim == ClaimBusy:
+		return nil, ErrAdmissionBusy
+	}
+	return func(ctx context.Context, placed bool) error {
+		_, err := r.store.EndPlacement(ctx, show, user, holder, placed)
 		return err
-	}
-	if used {
-		return ErrAdmissionInvalid
-	}
-	return nil
+	}, nil
 }
+
+// placementClaimTTL outlasts any placement (SEATFLOW_REQUEST_TIMEOUT is
+// seconds): a claim left by an instance that died before its end lapses
+// after it, and the buyer may place again.
+const placementClaimTTL = time.Minute
 
 // Observe records one placement's latency: the controller's p99 input.
 func (r *Room) Observe(latency time.Duration) { r.latency.Observe(latency) }
-
-// Placed records that the user's admission was used by a successful
-// placement: it is refused from now on.
-func (r *Room) Placed(ctx context.Context, show, user int64) error {
-	_, err := r.store.MarkPlaced(ctx, show, user)
-	return err
-}
 
 // Run steps every enabled show each Tick until ctx ends.
 func (r *Room) Run(ctx context.Context) {

@@ -120,14 +120,37 @@ func TestRoomStepAndCheck(t *testing.T) {
 		{"other show", 1, other, t0, ErrAdmissionInvalid},
 		{"expired", 1, v.Admission, t0.Add(2 * time.Minute), ErrAdmissionInvalid},
 	} {
-		if err := r.CheckAdmission(ctx, 1, tc.user, tc.admission, tc.now); !errors.Is(err, tc.want) && err != tc.want {
+		end, err := r.BeginPlacement(ctx, 1, tc.user, tc.admission, tc.now)
+		if !errors.Is(err, tc.want) && err != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
+		if end != nil {
+			if err := end(ctx, false); err != nil { // a 409: the admission stays usable
+				t.Fatal(err)
+			}
+		}
 	}
-	if err := r.Placed(ctx, 1, 1); err != nil {
+	// One placement at a time per admission: a second one while the first
+	// is in flight is busy; after a 409 the admission is usable again;
+	// after a success it is used.
+	first, err := r.BeginPlacement(ctx, 1, 1, v.Admission, t0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.CheckAdmission(ctx, 1, 1, v.Admission, t0); !errors.Is(err, ErrAdmissionInvalid) {
+	if _, err := r.BeginPlacement(ctx, 1, 1, v.Admission, t0); !errors.Is(err, ErrAdmissionBusy) {
+		t.Errorf("second placement in flight: %v, want %v", err, ErrAdmissionBusy)
+	}
+	if err := first(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	retry, err := r.BeginPlacement(ctx, 1, 1, v.Admission, t0)
+	if err != nil {
+		t.Fatalf("retry after a 409: %v", err)
+	}
+	if err := retry(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.BeginPlacement(ctx, 1, 1, v.Admission, t0); !errors.Is(err, ErrAdmissionInvalid) {
 		t.Errorf("used: %v", err)
 	}
 	// The window counts from the first poll that saw the admission; past

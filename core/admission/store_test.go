@@ -96,8 +96,8 @@ func storeContract(t *testing.T, newStore func(t *testing.T) Store) {
 			{"shuffle", func() error { _, err := st.Shuffle(ctx, show, opens); return err }},
 			{"advance", func() error { _, err := st.Advance(ctx, show, 1); return err }},
 			{"admitted at", func() error { _, err := st.AdmittedAt(ctx, show, 1, t0); return err }},
-			{"mark placed", func() error { _, err := st.MarkPlaced(ctx, show, 1); return err }},
-			{"has placed", func() error { _, err := st.HasPlaced(ctx, show, 1); return err }},
+			{"claim placement", func() error { _, err := st.ClaimPlacement(ctx, show, 1, "h", t0, t0); return err }},
+			{"end placement", func() error { _, err := st.EndPlacement(ctx, show, 1, "h", true); return err }},
 			{"entries", func() error { _, _, err := st.Entries(ctx, show); return err }},
 		}
 		for _, c := range calls {
@@ -349,16 +349,30 @@ func storeContract(t *testing.T, newStore func(t *testing.T) Store) {
 		if other, _ := st.AdmittedAt(ctx, show, 6, t0.Add(time.Hour)); !other.Equal(t0.Add(time.Hour)) {
 			t.Errorf("another user stamped at %v", other)
 		}
+		claim := func(user int64, holder string, now time.Time) func() (any, error) {
+			return func() (any, error) { return st.ClaimPlacement(ctx, show, user, holder, now.Add(time.Minute), now) }
+		}
+		end := func(user int64, holder string, placed bool) func() (any, error) {
+			return func() (any, error) { return st.EndPlacement(ctx, show, user, holder, placed) }
+		}
 		steps := []struct {
 			name string
-			call func() (bool, error)
-			want bool
+			call func() (any, error)
+			want any
 		}{
-			{"has placed before", func() (bool, error) { return st.HasPlaced(ctx, show, 5) }, false},
-			{"first mark", func() (bool, error) { return st.MarkPlaced(ctx, show, 5) }, true},
-			{"second mark", func() (bool, error) { return st.MarkPlaced(ctx, show, 5) }, false},
-			{"has placed after", func() (bool, error) { return st.HasPlaced(ctx, show, 5) }, true},
-			{"another user", func() (bool, error) { return st.HasPlaced(ctx, show, 6) }, false},
+			{"first claim", claim(5, "a", t0), ClaimTaken},
+			{"another holder while it runs", claim(5, "b", t0), ClaimBusy},
+			{"the same holder again", claim(5, "a", t0), ClaimTaken},
+			{"another user", claim(6, "b", t0), ClaimTaken},
+			{"a release by another holder keeps it", end(5, "b", false), false},
+			{"still busy", claim(5, "b", t0.Add(59*time.Second)), ClaimBusy},
+			{"lapsed", claim(5, "b", t0.Add(time.Minute)), ClaimTaken},
+			{"released by its holder", end(5, "b", false), false},
+			{"claimed after the release", claim(5, "c", t0), ClaimTaken},
+			{"placed", end(5, "c", true), true},
+			{"used", claim(5, "d", t0.Add(time.Hour)), ClaimUsed},
+			{"placed again", end(5, "d", true), false},
+			{"the other user is not used", claim(6, "b", t0), ClaimTaken},
 		}
 		for _, s := range steps {
 			if got, err := s.call(); err != nil || got != s.want {
