@@ -34,7 +34,7 @@ import (
 const (
 	// connReserve is the descriptors kept beyond the cap for over-cap
 	// answers and the lane.
-	connReserve = 32
+	connReserve = 64
 	// otherDescriptors is what the process holds besides client
 	// connections and the stores' pools: RocketMQ's connections to name
 	// servers and brokers, the seat relay's pub/sub, listeners, log and
@@ -64,7 +64,10 @@ type connLimit struct {
 	spare chan struct{} // one token per reserve descriptor in use
 	lane  chan net.Conn // over-cap lane requests, for laneListener
 	done  chan struct{} // closed when the lane stops taking connections
-	stop  sync.Once
+	// reserveFull is called when an over-cap connection has to wait for a
+	// reserve descriptor (tests step in there).
+	reserveFull func()
+	stop        sync.Once
 
 	mu    sync.Mutex
 	conns map[net.Conn]*list.Element // every open connection; its place in idle, nil while not idle
@@ -73,7 +76,7 @@ type connLimit struct {
 
 func newConnLimit(max int, shed prometheus.Counter, reg prometheus.Registerer) *connLimit {
 	l := &connLimit{max: max, shed: shed, spare: make(chan struct{}, connReserve), lane: make(chan net.Conn),
-		done: make(chan struct{}), conns: map[net.Conn]*list.Element{}, idle: list.New()}
+		done: make(chan struct{}), conns: map[net.Conn]*list.Element{}, idle: list.New(), reserveFull: func() {}}
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "seatflow_open_connections",
 			Help: "Open client connections, under the cap."},
@@ -191,16 +194,24 @@ func (cl *cappedListener) Accept() (net.Conn, error) {
 	}
 }
 
-// overflow answers a connection over the cap on a reserve descriptor, or
-// closes it at once when the reserve is used up too.
+// overflow answers a connection over the cap on a reserve descriptor. With
+// the reserve in use it waits for one, and the connections behind it wait
+// in the listen queue: an answer takes milliseconds, and closing them
+// unanswered instead left thousands of buyers in a burst with no answer
+// at all (bench rush --server-nofile).
 func (l *connLimit) overflow(c net.Conn) {
 	select {
 	case l.spare <- struct{}{}:
-		go l.answer(c)
 	default:
-		l.shed.Inc()
-		_ = c.Close()
+		l.reserveFull()
+		select {
+		case l.spare <- struct{}{}:
+		case <-l.done:
+			_ = c.Close()
+			return
+		}
 	}
+	go l.answer(c)
 }
 
 // answer reads the request head and hands a lane request to the lane, or

@@ -60,6 +60,8 @@ func TestConnLimit(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	shed := prometheus.NewCounter(prometheus.CounterOpts{Name: "shed"})
 	l := newConnLimit(2, shed, reg)
+	full := make(chan struct{}, 1)
+	l.reserveFull = func() { full <- struct{}{} }
 
 	entered, release := make(chan struct{}), make(chan struct{})
 	mux := http.NewServeMux()
@@ -128,6 +130,22 @@ func TestConnLimit(t *testing.T) {
 	p.send("/readyz")
 	if resp, body := p.read(); resp.StatusCode != 200 || body != "ready" {
 		t.Errorf("probe over the cap: %d %q, want 200 from the lane", resp.StatusCode, body)
+	}
+
+	// The reserve in use: an over-cap connection waits for a descriptor
+	// to come free and is answered then, never closed unanswered.
+	for range cap(l.spare) {
+		l.spare <- struct{}{}
+	}
+	w := dialRaw(t, addr)
+	w.send("/ok")
+	await(t, full)
+	<-l.spare
+	if resp, body := w.read(); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("over the cap with the reserve in use: %d %s, want 503 once a descriptor came free", resp.StatusCode, body)
+	}
+	for range cap(l.spare) - 1 {
+		<-l.spare
 	}
 
 	close(release)

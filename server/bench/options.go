@@ -64,7 +64,11 @@ type Options struct {
 	// buyers' connections (0: one per buyer); Queue is off, on or both;
 	// Joins is the queue's joins phase.
 	Buyers, BaselineBuyers, RushSeats, Conns, Joins int
-	Queue                                           string
+	// ServerNoFile lowers the rush server's descriptor limit (0: the
+	// bench's own): buyers' connections past it are what the connection
+	// cap is for (server/connlimit.go).
+	ServerNoFile int
+	Queue        string
 	// BuyersMode is named, best or both: whether the rush's buyers name
 	// seats, ask for the best available (rushbest.go), or one rush of each.
 	BuyersMode string
@@ -138,6 +142,8 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.IntVar(&o.BaselineBuyers, "baseline-buyers", 1000, "rush: buyers of the baseline rush that goodput is compared with")
 	fs.IntVar(&o.RushSeats, "seats", 2000, "rush: seats of each show (rows of 50)")
 	fs.IntVar(&o.Conns, "conns", 0, "rush: most connections of the buyers (0: one per buyer)")
+	fs.IntVar(&o.ServerNoFile, "server-nofile", 0, "rush: lower the server's descriptor limit (ulimit -n) to this, so that the buyers' connections\n"+
+		"outnumber it as 20,000 would the server's 20,000 (0: the bench's own limit)")
 	fs.StringVar(&o.Queue, "queue", QueueOff, "rush: through the show's waiting room: off, on or both")
 	fs.StringVar(&o.BuyersMode, "buyers-mode", BuyersNamed, "rush: buyers name seats they saw free (named), ask for 1-4 seats best_available (best),\n"+
 		"or one rush of each (both), the best-available one reported beside the named one")

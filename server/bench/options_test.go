@@ -26,6 +26,12 @@ func TestParseArgs(t *testing.T) {
 			}
 		}},
 		{name: "rush buyers mode unknown", args: []string{"rush", "--buyers-mode", "some"}, wantErr: "--buyers-mode"},
+		{name: "rush server nofile", args: []string{"rush", "--server-nofile", "4096"}, check: func(t *testing.T, o Options) {
+			if o.ServerNoFile != 4096 {
+				t.Errorf("server nofile = %d", o.ServerNoFile)
+			}
+		}},
+		{name: "rush server nofile too low", args: []string{"rush", "--server-nofile", "100"}, wantErr: "--server-nofile 100"},
 		{name: "defaults", args: []string{"place"}, check: func(t *testing.T, o Options) {
 			if o.Scenario != "place" || o.Stack != StackEmbedded || o.Clients != 64 || o.Rows*o.Cols != 5000 ||
 				o.Rounds != 2 || o.Orders != 10000 || o.DupEvery != 9 || o.HoldTTL != 40*time.Second {

@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -55,6 +59,9 @@ const (
 const (
 	shedKey     = "503 overloaded"
 	noAnswerKey = "no answer"
+	// resentKey counts requests resent because the server had closed
+	// their kept-alive connection as idle (closedIdle).
+	resentKey = "resent: connection closed idle"
 )
 
 func (o Options) validateRush() error {
@@ -75,6 +82,9 @@ func (o Options) validateRush() error {
 	if o.Conns < 0 {
 		return fmt.Errorf("bench: --conns %d: must not be negative", o.Conns)
 	}
+	if o.ServerNoFile < 0 || o.ServerNoFile > 0 && o.ServerNoFile < minServerNoFile {
+		return fmt.Errorf("bench: --server-nofile %d: want 0 or at least %d", o.ServerNoFile, minServerNoFile)
+	}
 	if lim := fdLimit(); lim > 0 && rushConns(o.Conns, max(o.Buyers, o.BaselineBuyers)) > lim-fdHeadroom {
 		return fmt.Errorf("bench: --conns: %d connections do not fit the bench's %d descriptors (ulimit -n) with %d to spare; "+
 			"run several benches with fewer --buyers against one server instead (BENCHMARKS.md, rush)",
@@ -89,6 +99,10 @@ func (o Options) validateRush() error {
 }
 
 // rushConns is the buyers' connections: conns, or one per buyer.
+// minServerNoFile leaves the server room for its stores beside a few
+// connections; below it the server refuses to start (connCap).
+const minServerNoFile = 512
+
 func rushConns(conns, buyers int) int {
 	if conns == 0 || conns > buyers {
 		return buyers
@@ -137,7 +151,9 @@ type rushResult struct {
 	SoldOut409   int64            `json:"sold_out_409s"`  // best available: 409s saying no seat is left
 	GaveUp       int64            `json:"buyers_gave_up"` // after maxFailures, or an unexpected 4xx
 	FirstFailure string           `json:"first_failure,omitempty"`
-	Ready        probeResult      `json:"readyz"`
+	// FirstNoAnswer is what the first request with no answer ran into.
+	FirstNoAnswer string      `json:"first_no_answer,omitempty"`
+	Ready         probeResult `json:"readyz"`
 	// Lag is how late the bench's own timer fired, every lagEvery over the
 	// rush: the load generator shares the CPUs, and answers it was too
 	// busy to read in time count in every latency above.
@@ -159,6 +175,7 @@ type tally struct {
 	lastHold                                     time.Duration
 	failure                                      error
 	gaveUp                                       bool
+	noAnswer                                     error // the first request with no answer
 	// Queue: when the join was sent and answered (since the start),
 	// whether the buyer arrived after opening, its last position seen.
 	joinSent, joinDone time.Duration
@@ -304,6 +321,9 @@ func (res *rushResult) merge(tallies []*tally) {
 		res.SellOut = max(res.SellOut, t.lastHold)
 		if t.gaveUp {
 			res.GaveUp++
+		}
+		if t.noAnswer != nil && res.FirstNoAnswer == "" {
+			res.FirstNoAnswer = t.noAnswer.Error()
 		}
 		if t.failure != nil && res.FirstFailure == "" {
 			res.FirstFailure = t.failure.Error()
@@ -501,10 +521,12 @@ func (b *buyer) fail(err error) {
 // Every attempt is counted; the status (0: none) and time of the last are
 // returned.
 func (b *buyer) send(ctx context.Context, method, path string, body []byte, out any) (int, time.Duration, error) {
-	failures := 0
+	failures, resends := 0, 0
 	for {
+		var reused bool
+		tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
 		t0 := time.Now()
-		status, err := b.run.api.doStatus(ctx, method, path, body, b.header, out)
+		status, err := b.run.api.doStatus(tctx, method, path, body, b.header, out)
 		d := time.Since(t0)
 		if err != nil && status/100 == 2 {
 			// A body cut short (or not decoded) is no answer: an empty seat
@@ -514,8 +536,21 @@ func (b *buyer) send(ctx context.Context, method, path string, body []byte, out 
 		if ctx.Err() != nil {
 			return 0, d, ctx.Err()
 		}
+		if status == 0 && reused && closedUnread(err) && resends < maxFailures {
+			resends++
+			// The server closed the kept-alive connection as idle (its
+			// connection cap) as this request went out on it: it was never
+			// read. Go resends only idempotent requests then; a browser
+			// resends any request on a reused connection closed with no
+			// answer, and so does the buyer, counted apart.
+			b.t.status[resentKey]++
+			continue
+		}
 		key := statusKey(status, err)
 		b.t.status[key]++
+		if key == noAnswerKey && b.t.noAnswer == nil {
+			b.t.noAnswer = err
+		}
 		var wait time.Duration
 		switch {
 		case key == shedKey:
@@ -540,6 +575,15 @@ func (b *buyer) send(ctx context.Context, method, path string, body []byte, out 
 			return 0, d, nil // the storefront shows sold out: nothing to retry for
 		}
 	}
+}
+
+// closedUnread says whether err is a connection closed before any answer:
+// net/http's "server closed idle connection", or an end of file or reset
+// after the request was written. On a reused connection that is the
+// server having closed it as idle, the request unread.
+func closedUnread(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "http: server closed idle connection") ||
+		errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET))
 }
 
 // statusKey names an answer in the counts.

@@ -47,7 +47,8 @@ const rushSeatMapAge = 100 * time.Millisecond
 // rush of o.Buyers without and/or with the queue, then the joins phase
 // when the queue is asked for, all on one server.
 func runRushScenario(ctx context.Context, o Options, getenv func(string) string, p *progress, rep *Report) (err error) {
-	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold, addressLimits: true, seatMapMaxAge: rushSeatMapAge, overloadProtection: true}, getenv, p)
+	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold, addressLimits: true, seatMapMaxAge: rushSeatMapAge, overloadProtection: true,
+		noFile: o.ServerNoFile}, getenv, p)
 	if err != nil {
 		return err
 	}

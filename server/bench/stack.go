@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -40,6 +41,10 @@ type stackConfig struct {
 	// limit cut to its floor on a loaded machine would refuse the very
 	// load being measured (shed 503s are failures there).
 	overloadProtection bool
+	// noFile lowers the server's descriptor limit (ulimit -n) below the
+	// bench's own (0: the same), so that the buyers' connections can
+	// outnumber the server's descriptors on one machine.
+	noFile int
 }
 
 // unlimitedInFlight is the limit of work in flight of a server whose
@@ -200,7 +205,7 @@ func (s *stack) startServer(ctx context.Context) (err error) {
 	if s.starts > 1 {
 		logName = fmt.Sprintf("server-%d.log", s.starts)
 	}
-	if s.child, err = startChild(filepath.Join(s.dir, logName), s.env); err != nil {
+	if s.child, err = startChild(filepath.Join(s.dir, logName), s.env, s.cfg.noFile); err != nil {
 		return err
 	}
 	return s.waitReady(ctx)
@@ -352,8 +357,9 @@ type child struct {
 }
 
 // startChild runs this same binary's serve command with env as its whole
-// environment, its output going to logPath.
-func startChild(logPath string, env []string) (*child, error) {
+// environment, its output going to logPath; with noFile above 0 under a
+// shell that lowers its descriptor limit to that first.
+func startChild(logPath string, env []string, noFile int) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the seatflow binary: %w", err)
@@ -363,6 +369,9 @@ func startChild(logPath string, env []string) (*child, error) {
 		return nil, fmt.Errorf("server log: %w", err)
 	}
 	cmd := exec.Command(exe, "serve")
+	if noFile > 0 {
+		cmd = exec.Command("/bin/sh", "-c", `ulimit -n "$1" && exec "$0" serve`, exe, strconv.Itoa(noFile))
+	}
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = childAttr()
