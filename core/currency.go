@@ -1,5 +1,10 @@
 package core
 
+import (
+	"strconv"
+	"strings"
+)
+
 // isoCurrencies is the ISO 4217 list of active currency codes (fund and
 // precious-metal codes left out: nobody sells tickets in XAU).
 var isoCurrencies = map[string]bool{}
@@ -47,4 +52,33 @@ func MinorUnits(code string) int {
 		return n
 	}
 	return 2
+}
+
+// ParseAmount reads an amount written in the currency's units, as staff
+// type it ("25", "25.5", "25.50" EUR; "2500" JPY; "2.500" KWD), into minor
+// units: no sign, no grouping, at most the currency's exponent of decimals.
+func ParseAmount(text, currency string) (int64, error) {
+	exp := MinorUnits(currency)
+	whole, frac, dotted := strings.Cut(strings.TrimSpace(text), ".")
+	if whole == "" || dotted && frac == "" || len(frac) > exp || !allDigits(whole) || !allDigits(frac) || len(whole) > 15 {
+		if exp == 0 {
+			return 0, Invalidf("%q is not a whole amount of %s", text, currency)
+		}
+		return 0, Invalidf("%q is not an amount of %s with at most %d decimals", text, currency, exp)
+	}
+	n, _ := strconv.ParseInt(whole, 10, 64)
+	f, _ := strconv.ParseInt(frac+strings.Repeat("0", exp-len(frac)), 10, 64)
+	for range exp {
+		n *= 10
+	}
+	return n + f, nil
+}
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

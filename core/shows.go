@@ -114,7 +114,16 @@ const MaxSeatRank = 1_000_000
 type GridSpec struct {
 	Rows        int
 	SeatsPerRow int
-	Category    string
+	// Category prices every row, unless RowCategories gives each row
+	// its own: ranges that cover every row once.
+	Category      string
+	RowCategories []RowCategory
+}
+
+// RowCategory prices rows From to To (1-based, inclusive) of a grid.
+type RowCategory struct {
+	Category string
+	From, To int
 }
 
 // PlanSpec is a show's prices and seats: Seats or Grid, not both.
@@ -235,19 +244,58 @@ func gridSeats(g GridSpec, prices map[string]int64) ([]Seat, error) {
 	case g.Rows > MaxShowSeats || g.SeatsPerRow > MaxShowSeats || g.Rows*g.SeatsPerRow > MaxShowSeats:
 		return nil, fieldError(CodeTooManySeats, "grid", "%d×%d seats, at most %d", g.Rows, g.SeatsPerRow, MaxShowSeats)
 	}
-	price, ok := prices[g.Category]
-	if !ok {
-		return nil, fieldError(CodeUnknownCategory, "grid.category", "%q is not a price category", g.Category)
+	rowCats, err := gridRowCategories(g, prices)
+	if err != nil {
+		return nil, err
 	}
 	seats := make([]Seat, 0, g.Rows*g.SeatsPerRow)
 	for r := 1; r <= g.Rows; r++ {
-		label := RowName(r)
+		label, cat := RowName(r), rowCats[r-1]
 		for n := 1; n <= g.SeatsPerRow; n++ {
-			seats = append(seats, Seat{SeatID: label + "-" + strconv.Itoa(n), Row: r, Col: n, PriceCents: price,
-				RowLabel: label, Number: n, Category: g.Category, X: n, Y: r})
+			seats = append(seats, Seat{SeatID: label + "-" + strconv.Itoa(n), Row: r, Col: n, PriceCents: prices[cat],
+				RowLabel: label, Number: n, Category: cat, X: n, Y: r})
 		}
 	}
 	return seats, nil
+}
+
+// gridRowCategories is each row's category: the grid's one, or its row
+// ranges, which must name known categories and cover every row once.
+func gridRowCategories(g GridSpec, prices map[string]int64) ([]string, error) {
+	cats := make([]string, g.Rows)
+	if len(g.RowCategories) == 0 {
+		if _, ok := prices[g.Category]; !ok {
+			return nil, fieldError(CodeUnknownCategory, "grid.category", "%q is not a price category", g.Category)
+		}
+		for i := range cats {
+			cats[i] = g.Category
+		}
+		return cats, nil
+	}
+	if g.Category != "" {
+		return nil, fieldError(CodeInvalidPlan, "grid.category", "give category or row_categories, not both")
+	}
+	for i, rc := range g.RowCategories {
+		f := fmt.Sprintf("grid.row_categories[%d]", i)
+		if _, ok := prices[rc.Category]; !ok {
+			return nil, fieldError(CodeUnknownCategory, f+".category", "%q is not a price category", rc.Category)
+		}
+		if rc.From < 1 || rc.To < rc.From || rc.To > g.Rows {
+			return nil, fieldError(CodeInvalidPlan, f, "rows %d-%d: want 1 <= from <= to <= %d", rc.From, rc.To, g.Rows)
+		}
+		for r := rc.From; r <= rc.To; r++ {
+			if cats[r-1] != "" {
+				return nil, fieldError(CodeInvalidPlan, f, "row %d is also in category %q", r, cats[r-1])
+			}
+			cats[r-1] = rc.Category
+		}
+	}
+	for r, c := range cats {
+		if c == "" {
+			return nil, fieldError(CodeInvalidPlan, "grid.row_categories", "row %d (%s) has no category", r+1, RowName(r+1))
+		}
+	}
+	return cats, nil
 }
 
 func listSeats(specs []SeatSpec, prices map[string]int64) ([]Seat, error) {
@@ -314,6 +362,19 @@ func RowName(r int) string {
 	}
 	slices.Reverse(b)
 	return string(b)
+}
+
+// RowNumber is the row RowName names (A is 1, AA 27), 0 when name is not
+// one of its names.
+func RowNumber(name string) int {
+	n := 0
+	for _, c := range []byte(name) {
+		if c < 'A' || c > 'Z' || n > MaxShowSeats {
+			return 0
+		}
+		n = n*26 + int(c-'A'+1)
+	}
+	return n
 }
 
 func validateShow(s NewShow) error {

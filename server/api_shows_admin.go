@@ -64,9 +64,16 @@ func (b *bestRulesJSON) rules() core.BestRules {
 }
 
 type gridJSON struct {
-	Rows        int    `json:"rows"`
-	SeatsPerRow int    `json:"seats_per_row"`
-	Category    string `json:"category"`
+	Rows          int               `json:"rows"`
+	SeatsPerRow   int               `json:"seats_per_row"`
+	Category      string            `json:"category"`
+	RowCategories []rowCategoryJSON `json:"row_categories"`
+}
+
+type rowCategoryJSON struct {
+	Category string `json:"category"`
+	From     int    `json:"from"`
+	To       int    `json:"to"`
 }
 
 // planRequest is the body of PUT /shows/{id}/plan and part of POST /shows.
@@ -116,6 +123,9 @@ func (p planRequest) spec() core.PlanSpec {
 	}
 	if p.Grid != nil {
 		spec.Grid = &core.GridSpec{Rows: p.Grid.Rows, SeatsPerRow: p.Grid.SeatsPerRow, Category: p.Grid.Category}
+		for _, rc := range p.Grid.RowCategories {
+			spec.Grid.RowCategories = append(spec.Grid.RowCategories, core.RowCategory(rc))
+		}
 	}
 	spec.Seats = make([]core.SeatSpec, len(p.Seats))
 	for i, s := range p.Seats {

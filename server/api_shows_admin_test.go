@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,18 @@ func TestCreateShowAPI(t *testing.T) {
 			if seatList[6] != want {
 				t.Errorf("seat 6 = %+v, want %+v", seatList[6], want)
 			}
+			// Row ranges price each row: rows A and C standard, B VIP.
+			ranged := gridShow(3, 2)
+			ranged["grid"] = map[string]any{"rows": 3, "seats_per_row": 2, "row_categories": []map[string]any{
+				{"category": "STD", "from": 1, "to": 1}, {"category": "VIP", "from": 2, "to": 2}, {"category": "STD", "from": 3, "to": 3}}}
+			rs := a.createShow(mustJSON(t, ranged))
+			var cats []string
+			for _, st := range a.seatsOf(rs.ID) {
+				cats = append(cats, st.SeatID+":"+st.Category+":"+strconv.FormatInt(st.PriceCents, 10))
+			}
+			if want := []string{"A-1:STD:2500", "A-2:STD:2500", "B-1:VIP:9000", "B-2:VIP:9000", "C-1:STD:2500", "C-2:STD:2500"}; !slices.Equal(cats, want) {
+				t.Errorf("seats by row range %v, want %v", cats, want)
+			}
 			// The list carries the counts too, from one grouped query.
 			o := a.placeOn(show.ID, 7, "A-1", "A-2")
 			if o.Code != http.StatusCreated {
@@ -253,6 +266,23 @@ func TestCreateShowBadInput(t *testing.T) {
 		{"grid of unknown category", with(func(m map[string]any) {
 			m["grid"] = map[string]any{"rows": 2, "seats_per_row": 2, "category": "GOLD"}
 		}), 400, "unknown_category", "grid.category"},
+		{"row categories and a category", with(func(m map[string]any) {
+			m["grid"] = map[string]any{"rows": 2, "seats_per_row": 2, "category": "STD",
+				"row_categories": []map[string]any{{"category": "STD", "from": 1, "to": 2}}}
+		}), 400, "invalid_plan", "grid.category"},
+		{"row categories of an unknown category", with(func(m map[string]any) {
+			m["grid"] = map[string]any{"rows": 2, "seats_per_row": 2, "row_categories": []map[string]any{{"category": "GOLD", "from": 1, "to": 2}}}
+		}), 400, "unknown_category", "grid.row_categories[0].category"},
+		{"row categories past the last row", with(func(m map[string]any) {
+			m["grid"] = map[string]any{"rows": 2, "seats_per_row": 2, "row_categories": []map[string]any{{"category": "STD", "from": 1, "to": 3}}}
+		}), 400, "invalid_plan", "grid.row_categories[0]"},
+		{"row categories overlapping", with(func(m map[string]any) {
+			m["grid"] = map[string]any{"rows": 3, "seats_per_row": 2, "row_categories": []map[string]any{
+				{"category": "STD", "from": 1, "to": 2}, {"category": "STD", "from": 2, "to": 3}}}
+		}), 400, "invalid_plan", "grid.row_categories[1]"},
+		{"row categories leaving a row out", with(func(m map[string]any) {
+			m["grid"] = map[string]any{"rows": 3, "seats_per_row": 2, "row_categories": []map[string]any{{"category": "STD", "from": 1, "to": 2}}}
+		}), 400, "invalid_plan", "grid.row_categories"},
 		{"grid without rows", with(func(m map[string]any) {
 			m["grid"] = map[string]any{"rows": 0, "seats_per_row": 2, "category": "STD"}
 		}), 400, "invalid_plan", "grid.rows"},

@@ -25,7 +25,7 @@ const maxPlanUpload = 8 << 20
 var csvPlanHeader = []string{"section", "row", "number", "category", "x", "y"}
 
 func (cn *console) newShowForm(c echo.Context) error {
-	d := web.NewShowData{Currency: "EUR", Categories: "STD,Standard,2500", Source: "grid", Rows: "10", PerRow: "20",
+	d := web.NewShowData{Currency: "EUR", Categories: "STD,Standard,25.00", Source: "grid", Rows: "10", PerRow: "20",
 		GridCategory: "STD"}
 	return render(c, http.StatusOK, web.NewShowPage(cn.page(c, "newshow.title", web.NavShows), d))
 }
@@ -38,12 +38,15 @@ func (cn *console) createShow(c echo.Context) error {
 		Source: c.FormValue("source"), Rows: c.FormValue("rows"), PerRow: c.FormValue("seats_per_row"),
 		GridCategory: strings.TrimSpace(c.FormValue("grid_category"))}
 	n, csvPlan, err := cn.newShowFromForm(c, &d)
-	if err == nil && c.FormValue("preview") != "" {
-		var v web.ShowPreview
+	var v web.ShowPreview
+	if err == nil {
 		if v.Categories, v.Seats, err = core.PreviewShow(n); err == nil {
-			d.Preview = &v
-			return render(c, http.StatusOK, web.NewShowPage(cn.page(c, "newshow.title", web.NavShows), d))
+			err = everyCategoryUsed(v)
 		}
+	}
+	if err == nil && c.FormValue("preview") != "" {
+		d.Preview = &v
+		return render(c, http.StatusOK, web.NewShowPage(cn.page(c, "newshow.title", web.NavShows), d))
 	}
 	if err == nil {
 		var show core.Show
@@ -60,6 +63,17 @@ func (cn *console) createShow(c echo.Context) error {
 	return render(c, http.StatusUnprocessableEntity, web.NewShowPage(cn.page(c, "newshow.title", web.NavShows), d))
 }
 
+// everyCategoryUsed refuses a price category no seat has: it would sit in
+// the map's legend with nothing to sell.
+func everyCategoryUsed(v web.ShowPreview) error {
+	for i, n := range v.CategoryCounts() {
+		if n == 0 {
+			return core.Invalidf("category %s has no seats: give it rows (%s:A-E) or take it out", v.Categories[i].Code, v.Categories[i].Code)
+		}
+	}
+	return nil
+}
+
 // newShowFromForm reads the form into a NewShow; csvPlan says the seats
 // came from a CSV file, whose line numbers the error message should use.
 // An uploaded plan is kept in d.PlanText for the form's next round.
@@ -72,7 +86,7 @@ func (cn *console) newShowFromForm(c echo.Context, d *web.NewShowData) (core.New
 		}
 		n.StartsAt = t.UTC()
 	}
-	cats, err := parseCategories(d.Categories)
+	cats, err := parseCategories(d.Categories, d.Currency)
 	if err != nil {
 		return n, false, err
 	}
@@ -83,7 +97,12 @@ func (cn *console) newShowFromForm(c echo.Context, d *web.NewShowData) (core.New
 		if err := errors.Join(err1, err2); err != nil {
 			return n, false, core.Invalidf("rows and seats per row must be whole numbers")
 		}
-		n.Plan.Grid = &core.GridSpec{Rows: rows, SeatsPerRow: perRow, Category: d.GridCategory}
+		n.Plan.Grid = &core.GridSpec{Rows: rows, SeatsPerRow: perRow}
+		if !strings.Contains(d.GridCategory, ":") {
+			n.Plan.Grid.Category = d.GridCategory
+		} else if n.Plan.Grid.RowCategories, err = parseRowCategories(d.GridCategory); err != nil {
+			return n, false, err
+		}
 		return n, false, nil
 	}
 	data, err := uploadedPlan(c)
@@ -133,10 +152,9 @@ func uploadedPlan(c echo.Context) ([]byte, error) {
 	return data, nil
 }
 
-// parseCategories reads "code,name,price_cents" lines. Prices are whole
-// minor units, as the API's price_cents: cents for EUR, yen for JPY (ISO
-// 4217 exponent 0), fils for KWD (3); the preview shows them formatted.
-func parseCategories(text string) ([]core.PriceCategory, error) {
+// parseCategories reads "code,name,price" lines, the price in the
+// currency's units as staff write it (25.00 EUR, 2500 JPY).
+func parseCategories(text, currency string) ([]core.PriceCategory, error) {
 	r := csv.NewReader(strings.NewReader(text))
 	r.FieldsPerRecord = 3
 	r.TrimLeadingSpace = true
@@ -150,12 +168,32 @@ func parseCategories(text string) ([]core.PriceCategory, error) {
 			return nil, core.Invalidf("price categories: %s", csvProblem(err))
 		}
 		line, _ := r.FieldPos(0)
-		price, err := strconv.ParseInt(strings.TrimSpace(rec[2]), 10, 64)
+		price, err := core.ParseAmount(rec[2], currency)
 		if err != nil {
-			return nil, core.Invalidf("price categories line %d: price %q is not a whole number of the currency's smallest unit", line, rec[2])
+			return nil, core.Invalidf("price categories line %d: price %v", line, err)
 		}
 		out = append(out, core.PriceCategory{Code: strings.TrimSpace(rec[0]), Name: strings.TrimSpace(rec[1]), PriceCents: price})
 	}
+}
+
+// parseRowCategories reads a grid's categories by rows as the map names
+// them: "STD:A-E, VIP:F-H, STD:J" (a range or one row, separated by
+// commas or spaces).
+func parseRowCategories(text string) ([]core.RowCategory, error) {
+	var out []core.RowCategory
+	for _, part := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' }) {
+		code, rows, ok := strings.Cut(part, ":")
+		from, to, ranged := strings.Cut(rows, "-")
+		if !ranged {
+			to = from
+		}
+		rc := core.RowCategory{Category: code, From: core.RowNumber(strings.ToUpper(from)), To: core.RowNumber(strings.ToUpper(to))}
+		if !ok || code == "" || rc.From == 0 || rc.To == 0 {
+			return nil, core.Invalidf("categories by row: %q is not CODE:ROW or CODE:FIRST-LAST (STD:A-E)", part)
+		}
+		out = append(out, rc)
+	}
+	return out, nil
 }
 
 // parsePlanCSV reads a CSV plan: the header section,row,number,category,x,y

@@ -46,8 +46,8 @@ func (b *browser) postMultipart(path string, fields map[string]string, fileName,
 
 func newShowFields(source string) map[string]string {
 	return map[string]string{"name": "Console show", "venue": "Hall 2", "starts_at": "2027-06-01T20:00", "currency": "EUR",
-		"categories": "STD,Standard,2500\nVIP,Front rows,6000", "source": source, "rows": "3", "seats_per_row": "4",
-		"grid_category": "STD"}
+		"categories": "STD,Standard,25.00\nVIP,Front rows,60", "source": source, "rows": "3", "seats_per_row": "4",
+		"grid_category": "STD:A-B, VIP:C"}
 }
 
 // TestConsoleCreateShow: a manager sets shows up from a grid, a CSV plan
@@ -89,14 +89,20 @@ func TestConsoleCreateShow(t *testing.T) {
 	if grid.SeatCount != 12 || grid.Currency != "EUR" || grid.Name != "Console show" {
 		t.Errorf("grid show %+v", grid)
 	}
+	gridSeats, err := env.db.Seats(context.Background(), grid.ID)
+	if err != nil || len(gridSeats) != 12 || gridSeats[7].Category != "STD" || gridSeats[7].PriceCents != 2500 ||
+		gridSeats[8].SeatID != "C-1" || gridSeats[8].Category != "VIP" || gridSeats[8].PriceCents != 6000 {
+		t.Errorf("grid seats by row range: %+v, %v", gridSeats, err)
+	}
 	csvPlan := "section,row,number,category,x,y\nStalls,A,1,STD,10,10\nStalls,A,2,VIP,20,10\nCircle,CA,1,STD,10,50\n"
 	csvShow := created(b.postMultipart("/console/shows", newShowFields("upload"), "plan.csv", csvPlan))
 	seats, err := env.db.Seats(context.Background(), csvShow.ID)
 	if err != nil || len(seats) != 3 || seats[1].Category != "VIP" || seats[1].PriceCents != 6000 || seats[2].Section != "Circle" {
 		t.Errorf("CSV show seats %+v, %v", seats, err)
 	}
-	jsonPlan := `{"seats":[{"seat_id":"BOX-1","section":"Boxes","row":"1","number":1,"category":"VIP","x":1,"y":1}]}`
-	if js := created(b.postMultipart("/console/shows", newShowFields("upload"), "plan.json", jsonPlan)); js.SeatCount != 1 {
+	jsonPlan := `{"seats":[{"seat_id":"BOX-1","section":"Boxes","row":"1","number":1,"category":"VIP","x":1,"y":1},` +
+		`{"seat_id":"BOX-2","section":"Boxes","row":"1","number":2,"category":"STD","x":2,"y":1}]}`
+	if js := created(b.postMultipart("/console/shows", newShowFields("upload"), "plan.json", jsonPlan)); js.SeatCount != 2 {
 		t.Errorf("JSON show %+v", js)
 	}
 
@@ -123,8 +129,14 @@ func TestConsoleCreateShow(t *testing.T) {
 		{"malformed JSON", upload, "plan.json", `{"seats":[`, "request body is truncated JSON"},
 		{"no file", upload, "", "", "choose a plan file to upload"},
 		{"bad currency", gridWith(func(m map[string]string) { m["currency"] = "EURO" }), "", "", "currency: &#34;EURO&#34; is not an ISO 4217 currency code"},
-		{"negative price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,-5" }), "", "", "price_categories[0].price_cents: -5 is negative"},
-		{"bad price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,cheap" }), "", "", "price categories line 1: price &#34;cheap&#34; is not a whole number of the currency&#39;s smallest unit"},
+		{"negative price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,-5" }), "", "", "price categories line 1: price &#34;-5&#34; is not an amount of EUR with at most 2 decimals"},
+		{"bad price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,cheap" }), "", "", "price categories line 1: price &#34;cheap&#34; is not an amount of EUR"},
+		{"price in cents", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,25.005" }), "", "", "&#34;25.005&#34; is not an amount of EUR with at most 2 decimals"},
+		{"decimals of yen", gridWith(func(m map[string]string) { m["currency"], m["categories"], m["grid_category"] = "JPY", "STD,Standard,2500.5", "STD" }), "", "", "&#34;2500.5&#34; is not a whole amount of JPY"},
+		{"a category with no seats", gridWith(func(m map[string]string) { m["grid_category"] = "STD" }), "", "", "category VIP has no seats"},
+		{"a category by rows of no letter", gridWith(func(m map[string]string) { m["grid_category"] = "STD:1-2" }), "", "", "&#34;STD:1-2&#34; is not CODE:ROW or CODE:FIRST-LAST"},
+		{"rows past the grid", gridWith(func(m map[string]string) { m["grid_category"] = "STD:A-B VIP:C-D" }), "", "", "grid.row_categories[1]: rows 3-4"},
+		{"a row left out", gridWith(func(m map[string]string) { m["grid_category"] = "STD:A VIP:C" }), "", "", "row 2 (B) has no category"},
 		{"bad start", gridWith(func(m map[string]string) { m["starts_at"] = "soon" }), "", "", "starts: &#34;soon&#34; is not a date and time"},
 		{"grid too big", gridWith(func(m map[string]string) { m["rows"], m["seats_per_row"] = "200", "101" }), "", "", "grid: 200×101 seats, at most 20000"},
 	} {
@@ -216,22 +228,25 @@ func TestConsoleShowPreview(t *testing.T) {
 	}
 
 	grid := preview(newShowFields("grid"), "", "")
-	for _, want := range []string{`id="show-preview"`, `id="preview-seats">12<`, `id="preview-capacity">€300.00<`,
-		`title="C-4 · STD · €25.00"`} {
+	for _, want := range []string{`id="show-preview"`, `id="preview-seats">12<`, `id="preview-capacity">€440.00<`,
+		`title="A-4 · STD · €25.00"`, `title="C-4 · VIP · €60.00"`} {
 		if !strings.Contains(grid, want) {
 			t.Errorf("grid preview lacks %s", want)
 		}
 	}
-	// Prices are minor units of the show's currency: 2500 is 2,500 yen
-	// (no minor unit) and 2.500 dinars (three decimals), not 25.00.
-	for currency, want := range map[string][]string{
-		"JPY": {`id="preview-capacity">¥30,000<`, `title="C-4 · STD · ¥2,500"`},
-		"KWD": {"id=\"preview-capacity\">KWD\u00a030.000<", "title=\"C-4 · STD · KWD\u00a02.500\""},
+	// Prices are typed in the show's currency: 2500 yen (no minor unit),
+	// 2.5 dinars (three decimals), shown as such.
+	for currency, c := range map[string]struct {
+		categories string
+		want       []string
+	}{
+		"JPY": {"STD,Standard,2500\nVIP,Front rows,6000", []string{`id="preview-capacity">¥44,000<`, `title="A-4 · STD · ¥2,500"`}},
+		"KWD": {"STD,Standard,2.5\nVIP,Front rows,6", []string{"id=\"preview-capacity\">KWD\u00a044.000<", "title=\"A-4 · STD · KWD\u00a02.500\""}},
 	} {
 		f := newShowFields("grid")
-		f["currency"] = currency
+		f["currency"], f["categories"] = currency, c.categories
 		body := preview(f, "", "")
-		for _, w := range want {
+		for _, w := range c.want {
 			if !strings.Contains(body, w) {
 				t.Errorf("%s preview lacks %s", currency, w)
 			}
