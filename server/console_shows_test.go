@@ -132,7 +132,9 @@ func TestConsoleCreateShow(t *testing.T) {
 		{"negative price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,-5" }), "", "", "price categories line 1: price &#34;-5&#34; is not an amount of EUR with at most 2 decimals"},
 		{"bad price", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,cheap" }), "", "", "price categories line 1: price &#34;cheap&#34; is not an amount of EUR"},
 		{"price in cents", gridWith(func(m map[string]string) { m["categories"] = "STD,Standard,25.005" }), "", "", "&#34;25.005&#34; is not an amount of EUR with at most 2 decimals"},
-		{"decimals of yen", gridWith(func(m map[string]string) { m["currency"], m["categories"], m["grid_category"] = "JPY", "STD,Standard,2500.5", "STD" }), "", "", "&#34;2500.5&#34; is not a whole amount of JPY"},
+		{"decimals of yen", gridWith(func(m map[string]string) {
+			m["currency"], m["categories"], m["grid_category"] = "JPY", "STD,Standard,2500.5", "STD"
+		}), "", "", "&#34;2500.5&#34; is not a whole amount of JPY"},
 		{"a category with no seats", gridWith(func(m map[string]string) { m["grid_category"] = "STD" }), "", "", "category VIP has no seats"},
 		{"a category by rows of no letter", gridWith(func(m map[string]string) { m["grid_category"] = "STD:1-2" }), "", "", "&#34;STD:1-2&#34; is not CODE:ROW or CODE:FIRST-LAST"},
 		{"rows past the grid", gridWith(func(m map[string]string) { m["grid_category"] = "STD:A-B VIP:C-D" }), "", "", "grid.row_categories[1]: rows 3-4"},
