@@ -24,7 +24,9 @@ func TestCounterBestInBrowser(t *testing.T) {
 	clerk := bb.tab("clerk", access.RoleBoxOffice)
 	openSeatMap(clerk, bb.url, show)
 	clerk.do("best 3, Enter", chromedp.Focus(chromedp.ID("best-count")), chromedp.KeyEvent("3"), chromedp.KeyEvent(kb.Enter))
-	clerk.waitJS("the preview", `document.getElementById('best-status').textContent.includes('A-1, A-2, A-3')`)
+	// The marks are drawn once htmx has settled the swap (console.js).
+	clerk.waitJS("the preview", `document.getElementById('best-status').textContent.includes('A-1, A-2, A-3') &&
+		document.querySelectorAll('.seat-row .picked').length > 0`)
 	marked := evalIn[string](clerk, "the seats marked", `[...document.querySelectorAll('.seat-row .picked[aria-pressed="true"]')].map(b => b.id).join(' ')`)
 	if marked != "seat-A-1 seat-A-2 seat-A-3" {
 		t.Fatalf("the map marks %q, want A-1 … A-3", marked)
@@ -62,7 +64,9 @@ func TestCounterBestInBrowser(t *testing.T) {
 	if n := evalIn[int](mgr, "the heat map's seats", heat); n != 12 {
 		t.Fatalf("the heat map draws %d coloured seats, want 12", n)
 	}
-	best := func() string { return evalIn[string](mgr, "the best seat", `document.querySelector('#heat-best li').textContent`) }
+	best := func() string {
+		return evalIn[string](mgr, "the best seat", `document.querySelector('#heat-best li').textContent`)
+	}
 	if got := best(); got != "A-2 · rank 1" {
 		t.Errorf("best seat by the stage centre %q", got)
 	}
