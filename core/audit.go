@@ -100,5 +100,6 @@ const (
 	AuditShowCreate         = "show_create"
 	AuditSeatsBlock         = "seats_block"
 	AuditSeatsUnblock       = "seats_unblock"
+	AuditBestRules          = "best_rules"     // a show's best-available rules changed
 	AuditArchiveDelete      = "archive_delete" // archived audit rows deleted by `seatflow archive --delete`
 )

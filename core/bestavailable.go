@@ -48,8 +48,14 @@ func (e *Engine) validateBest(r BestAvailableRequest) error {
 		return Invalidf("show_id must be a positive integer")
 	case len(r.SeatIDs) > 0:
 		return fieldError(CodeInvalidRequest, "best_available", "give seat_ids or best_available, not both")
-	case r.Count < 1 || r.Count > min(MaxBestCount, e.cfg.MaxSeatsPerOrder):
-		return fieldError(CodeInvalidRequest, "best_available.count", "%d, want 1 to %d", r.Count, min(MaxBestCount, e.cfg.MaxSeatsPerOrder))
+	}
+	return e.checkBestCount(r.Count)
+}
+
+// checkBestCount bounds the seats of one best-available request.
+func (e *Engine) checkBestCount(n int) error {
+	if limit := min(MaxBestCount, e.cfg.MaxSeatsPerOrder); n < 1 || n > limit {
+		return fieldError(CodeInvalidRequest, "best_available.count", "%d, want 1 to %d", n, limit)
 	}
 	return nil
 }
@@ -62,12 +68,8 @@ func (e *Engine) placeBest(ctx context.Context, r BestAvailableRequest) (Order, 
 	if err != nil {
 		return Order{}, false, err
 	}
-	if r.Category != "" && !hasCategory(p.index, r.Category) {
-		return Order{}, false, fieldError(CodeUnknownCategory, "best_available.category", "%q is not a category of show %d", r.Category, r.ShowID)
-	}
-	if r.Together && r.Count > p.index.Longest {
-		return Order{}, false, fieldError(CodeInvalidRequest, "best_available.count",
-			"%d together, but the longest row of show %d seats %d together", r.Count, r.ShowID, p.index.Longest)
+	if err := checkBestFits(p.index, r.ShowID, r.Category, r.Count, r.Together); err != nil {
+		return Order{}, false, err
 	}
 	if err := e.checkClientHolds(ctx, r.PlaceRequest); err != nil {
 		return Order{}, false, err
@@ -108,6 +110,19 @@ func (e *Engine) compensateOrder(ctx context.Context, o Order, cause error) {
 		e.log.ErrorContext(ctx, "place best: releasing the seats of an order after an ambiguous choose reply",
 			"order_no", o.OrderNo, "cause", cause, "err", err)
 	}
+}
+
+// checkBestFits refuses a request no state of the show could answer: an
+// unknown category, more seats together than its longest row seats.
+func checkBestFits(idx *SeatIndex, showID int64, category string, count int, together bool) error {
+	if category != "" && !hasCategory(idx, category) {
+		return fieldError(CodeUnknownCategory, "best_available.category", "%q is not a category of show %d", category, showID)
+	}
+	if together && count > idx.Longest {
+		return fieldError(CodeInvalidRequest, "best_available.count",
+			"%d together, but the longest row of show %d seats %d together", count, showID, idx.Longest)
+	}
+	return nil
 }
 
 func hasCategory(idx *SeatIndex, cat string) bool {

@@ -184,6 +184,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.GET("/live", cn.liveEvents, view)
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
 	cn.counterRoutes(g)
+	cn.bestRulesRoutes(g)
 	cn.deadLetterRoutes(g)
 	cn.apiKeyRoutes(g)
 	g.GET("/discrepancies", cn.discrepancies, disc)

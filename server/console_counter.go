@@ -1,8 +1,12 @@
 package server
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -23,7 +27,9 @@ func (cn *console) counterHold(c echo.Context) error {
 	}
 	p := cn.page(c, "shows.title", web.NavShows)
 	d.Counter = web.CounterForm{Seats: strings.TrimSpace(c.FormValue("seat_ids")), Name: strings.TrimSpace(c.FormValue("name")),
-		Email: strings.TrimSpace(c.FormValue("email")), Phone: strings.TrimSpace(c.FormValue("phone"))}
+		Email: strings.TrimSpace(c.FormValue("email")), Phone: strings.TrimSpace(c.FormValue("phone")),
+		Best: web.BestForm{Count: c.FormValue("best_count"), Category: c.FormValue("best_category"),
+			Apart: c.FormValue("best_apart") != "", Seats: c.FormValue("best_seats")}}
 	ids := seatIDList(d.Counter.Seats)
 	if len(ids) == 0 {
 		d.Counter.Error = p.T("counter.err_no_seats")
@@ -49,11 +55,98 @@ func (cn *console) counterHold(c echo.Context) error {
 			return ferr
 		}
 		fresh.Counter, fresh.Counter.Error = d.Counter, msg
+		fresh.Counter.Best.Seats = ""
+		if errors.Is(err, core.ErrSeatUnavailable) && slices.Equal(ids, seatIDList(d.Counter.Best.Seats)) {
+			// The previewed seats, one taken since: preview again, so the
+			// clerk holds the next best with one more Enter.
+			if _, err := cn.previewBest(c.Request().Context(), p, d.Show.ID, &fresh.Counter); err != nil {
+				return err
+			}
+			if fresh.Counter.BestError == "" {
+				fresh.Counter.Error = p.Tf("best.err_taken", strings.Join(ce.Seats, ", "))
+			}
+		}
 		return render(c, status, web.SeatMapPage(p, fresh))
 	}
 	cn.audit(c, core.AuditEntry{Action: core.AuditCounterHold, Target: "order:" + o.OrderNo, Detail: map[string]any{
 		"show_id": o.ShowID, "seat_ids": o.SeatIDs, "amount_cents": o.AmountCents, "currency": d.Show.Currency, "code": o.Code}})
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+o.OrderNo+"?outcome="+web.OutcomeHeld))
+}
+
+// counterBest previews the best N seats at the counter: the engine's choice
+// by the show's rules on the seats' state now (core.Engine.PreviewBest),
+// locking nothing, put in the sale's seats, which the map then marks
+// (console.js); Hold holds exactly those. An htmx request gets the
+// counter's forms alone, always 200 (htmx swaps no error answer; the
+// refusal is on the form), a plain post the whole page.
+func (cn *console) counterBest(c echo.Context) error {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	ctx := c.Request().Context()
+	htmx := c.Request().Header.Get("HX-Request") == "true"
+	var d web.SeatMapData
+	if htmx {
+		// The map stays as it is: its seats need not be read.
+		if d.Show, err = cn.Engine.Store().Show(ctx, id); err != nil {
+			return err
+		}
+		if d.Categories, err = cn.Engine.Store().PriceCategories(ctx, id); err != nil {
+			return err
+		}
+	} else if d, err = cn.seatMapData(c); err != nil {
+		return err
+	}
+	p := cn.page(c, "shows.title", web.NavShows)
+	d.Counter = web.CounterForm{Name: strings.TrimSpace(c.FormValue("name")), Email: strings.TrimSpace(c.FormValue("email")),
+		Phone: strings.TrimSpace(c.FormValue("phone")),
+		Best:  web.BestForm{Count: strings.TrimSpace(c.FormValue("count")), Category: c.FormValue("category"), Apart: c.FormValue("together") == ""}}
+	status, err := cn.previewBest(ctx, p, id, &d.Counter)
+	if err != nil {
+		return err
+	}
+	if htmx {
+		return render(c, http.StatusOK, web.CounterSide(p, d))
+	}
+	return render(c, status, web.SeatMapPage(p, d))
+}
+
+// previewBest fills f's seats with the best-available preview of f.Best,
+// or f.BestError with why there is none, and answers the status of a page
+// saying so; an error it cannot put in words is returned.
+func (cn *console) previewBest(ctx context.Context, p web.Page, showID int64, f *web.CounterForm) (int, error) {
+	n, err := strconv.Atoi(f.Best.Count)
+	if err != nil || n < 1 || n > core.MaxBestCount {
+		f.BestError = p.Tf("best.err_count", core.MaxBestCount)
+		return http.StatusUnprocessableEntity, nil
+	}
+	c, err := cn.Engine.PreviewBest(ctx, core.BestPreview{ShowID: showID, Count: n, Category: f.Best.Category, Together: !f.Best.Apart})
+	var ce *core.Error
+	switch {
+	case err == nil:
+		f.Seats = strings.Join(c.SeatIDs, ", ")
+		f.Best.Seats = f.Seats
+		f.Preview = p.Tf("best.preview", f.Seats)
+		if c.Stranded {
+			f.Preview += " " + p.T("best.stranded")
+		}
+		return http.StatusOK, nil
+	case !errors.As(err, &ce):
+		return 0, err
+	case errors.Is(err, core.ErrNotEnoughSeats):
+		left := []string{p.T("best.err_none")}
+		ls, _ := ce.Left.([]core.SeatsLeft)
+		for _, l := range ls {
+			left = append(left, p.Tf("best.left", cmp.Or(l.Category, "–"), l.Free, l.Together))
+		}
+		f.BestError = strings.Join(left, " ")
+		return http.StatusConflict, nil
+	case ce.Kind == core.KindInvalid:
+		f.BestError = ce.Message
+		return http.StatusUnprocessableEntity, nil
+	}
+	return 0, err
 }
 
 // seatIDList splits a typed or picked list of seat ids.
@@ -155,6 +248,7 @@ func (cn *console) ticket(c echo.Context) error {
 func (cn *console) counterRoutes(g *echo.Group) {
 	sell := cn.requireRole(access.ActCounterSale)
 	g.POST("/shows/:id/counter", cn.counterHold, sell)
+	g.POST("/shows/:id/counter/best", cn.counterBest, sell)
 	g.POST("/orders/:no/pay", cn.takePayment, sell)
 	g.GET("/orders/:no/ticket", cn.ticket, cn.requireRole(access.ActView))
 }

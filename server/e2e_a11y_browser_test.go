@@ -161,6 +161,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"shows", "/shows", access.ActView, "#shows"},
 		{"show-new", "/shows/new", access.ActShows, "main form"},
 		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},
+		{"best-rules", "/shows/" + show + "/best-available", access.ActShows, "#best-heat"},
 		{"inbox", "/inbox", access.ActApproveRefund, "#inbox"},
 		{"discrepancies", "/discrepancies", access.ActDiscrepancies, "#discrepancies"},
 		{"discrepancy-case", fmt.Sprintf("/discrepancies/%d", caseID), access.ActDiscrepancies, "#case-history"},
@@ -286,6 +287,13 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 					// The seat's panel, a bottom sheet on the phone.
 					b.do("open a seat's panel", chromedp.Click(chromedp.ID("seat-A-1")), chromedp.WaitVisible(chromedp.ID("panel-order")))
 					check(b, "seat-panel", string(lang), a11yWidths...)
+					if role.Can(access.ActCounterSale) {
+						// Best N's preview: the counter's forms swapped in,
+						// the seats marked, the focus on Hold.
+						b.do("best 2, Enter", chromedp.Focus(chromedp.ID("best-count")), chromedp.KeyEvent("2"), chromedp.KeyEvent(kb.Enter))
+						b.waitJS("the preview", `document.getElementById('best-status').textContent !== '' && document.querySelectorAll('.seat-row .picked').length === 2`)
+						check(b, "counter-best", string(lang), a11yWidths...)
+					}
 					if at := evalIn[string](b, "the sheet", `(() => { scrollTo(0, 0); const r = document.getElementById('seat-panel').getBoundingClientRect();
 						return Math.abs(r.bottom - innerHeight) < 1 && r.top > innerHeight / 3 ? '' : JSON.stringify(r) })()`); at != "" {
 						t.Errorf("as %s on a phone the seat panel is at %s, want a sheet at the bottom of the %d px screen", role, at, a11yWidths[1].height)

@@ -14,6 +14,20 @@ import (
 type CounterForm struct {
 	Seats, Name, Email, Phone string
 	Error                     string // why the hold was refused, in words
+	// Best is the best-N request beside the map; Preview, in words, the
+	// seats it chose (then in Seats too), or BestError why it chose none.
+	Best               BestForm
+	Preview, BestError string
+}
+
+// BestForm is the counter's best-N request. Apart is the together box
+// unticked, so the zero form asks for seats together.
+type BestForm struct {
+	Count, Category string
+	Apart           bool
+	// Seats are the seats the preview chose: a hold of exactly these that
+	// finds one taken gets a fresh preview instead of a bare refusal.
+	Seats string
 }
 
 // Ticket formats: an A6 card or an 80 mm receipt roll.

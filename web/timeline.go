@@ -84,6 +84,8 @@ func detailFields(currency string) []detailField {
 		{"trace_id", "ev.trace", plain},
 		// Keys of staff actions' audit details.
 		{"minutes", "ev.minutes", plain},
+		{"focal", "ev.focal", plain},
+		{"allow_singles", "ev.allow_singles", plain},
 		{"role", "ev.role", role},
 		{"name", "ev.name", plain},
 		{"from", "ev.from", caseState},
