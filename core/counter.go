@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -60,6 +61,7 @@ var ErrOnlineOrder = &Error{Kind: KindConflict, Code: "not_counter_hold",
 // CounterStore is what counter sales read from the system of record.
 type CounterStore interface {
 	OrderPayments(ctx context.Context, orderNo string) ([]Payment, error) // oldest first
+	ShiftReader
 }
 
 // Counter runs box-office sales on the engine.
@@ -125,6 +127,9 @@ func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentRes
 	if o.UserID != BoxOfficeUserID {
 		return "", o, ErrOnlineOrder
 	}
+	if err := c.checkShift(ctx, p.Clerk, o); err != nil {
+		return "", o, err
+	}
 	res, err := c.e.HandlePayment(ctx, Payment{TxnID: counterTxnID(o), OrderNo: o.OrderNo, AmountCents: o.AmountCents,
 		Method: PaymentMethodCounter, Tender: p.Tender, Reference: p.Reference, Actor: ActorStaffPrefix + p.Clerk})
 	if err != nil {
@@ -135,6 +140,29 @@ func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentRes
 		return res, o, err
 	}
 	return res, after, nil
+}
+
+// checkShift refuses money from a clerk with no open shift, or for a show
+// sold in another currency than the shift's till holds, before anything
+// is written. The payment's transaction reads the shift again (it may
+// close meanwhile).
+func (c *Counter) checkShift(ctx context.Context, clerk string, o Order) error {
+	s, ok, err := c.store.OpenShiftOf(ctx, clerk)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNoOpenShift
+	}
+	show, err := c.e.store.Show(ctx, o.ShowID)
+	if err != nil {
+		return err
+	}
+	if show.Currency != s.Currency {
+		return &Error{Kind: KindConflict, Code: ErrShiftCurrency.Code, Message: fmt.Sprintf(
+			"the show is sold in %s but the open shift's till holds %s: close it and open one in %s", show.Currency, s.Currency, show.Currency)}
+	}
+	return nil
 }
 
 // counterTxnID names a counter payment: the order's code for a person

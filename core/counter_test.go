@@ -8,7 +8,20 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/stacktest"
+	"seatflow/core/till"
 )
+
+// openShift opens clerk's till shift, as every counter sale needs.
+func openShift(t *testing.T, st *stacktest.Stack, clerk string) {
+	t.Helper()
+	tl, err := till.New(st.DB, core.SystemClock{}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tl.Open(context.Background(), till.OpenRequest{Clerk: clerk, Currency: "EUR"}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestCounterSale: a clerk holds seats (blocked ones too, past the purchase
 // limit) through Place and takes money through HandlePayment; the payment
@@ -18,6 +31,7 @@ func TestCounterSale(t *testing.T) {
 		f := newFixture(t, st, core.Config{PurchaseLimit: 2})
 		ctx := context.Background()
 		counter := core.NewCounter(f.eng, st.DB)
+		openShift(t, st, "clerk1")
 		if err := f.eng.BlockSeats(ctx, core.BlockRequest{ShowID: f.show.ID, SeatIDs: []string{"A-2"}, Reason: core.BlockHouse}); err != nil {
 			t.Fatal(err)
 		}
@@ -61,6 +75,10 @@ func TestCounterSale(t *testing.T) {
 		}
 		got := pays[0]
 		got.PaidAt, got.ReceivedAt = want.PaidAt, want.ReceivedAt
+		if got.ShiftID == 0 {
+			t.Errorf("the counter payment belongs to no till shift")
+		}
+		got.ShiftID = 0
 		if got != want {
 			t.Errorf("payment row\n got %+v\nwant %+v", got, want)
 		}
@@ -80,6 +98,7 @@ func TestCounterPaymentRefused(t *testing.T) {
 		f := newFixture(t, st, core.Config{})
 		ctx := context.Background()
 		counter := core.NewCounter(f.eng, st.DB)
+		openShift(t, st, "c")
 		pending, err := counter.Hold(ctx, core.CounterHold{ShowID: f.show.ID, SeatIDs: []string{"C-1"}})
 		if err != nil {
 			t.Fatal(err)

@@ -188,6 +188,7 @@ type Payment struct {
 	Tender      Tender // counter payments: cash or card
 	Reference   string // counter payments: slip number or note
 	Actor       string // counter payments: staff:<username>
+	ShiftID     int64  // counter payments: the clerk's open till shift (shifts.go)
 	Result      string // what it did (PaymentResult, amount_mismatch): HandlePayment sets it for the insert
 }
 

@@ -59,6 +59,9 @@ func (j *payJob) write(ctx context.Context, tx Tx) error {
 	default:
 		rec.Result = string(PaymentDiscrepancy)
 	}
+	if rec.ShiftID, err = counterShift(ctx, tx, p); err != nil {
+		return err
+	}
 	inserted, err := tx.InsertPayment(ctx, rec)
 	if err != nil {
 		return err
@@ -152,7 +155,8 @@ func payTogether(ctx context.Context, tx Tx, jobs []*payJob) (bool, error) {
 	nos, txns := make([]string, len(jobs)), make([]string, len(jobs))
 	seen := make(map[string]bool, 2*len(jobs))
 	for i, j := range jobs {
-		if seen["o:"+j.p.OrderNo] || seen["t:"+j.p.TxnID] {
+		// A counter payment reads its till shift: written alone.
+		if seen["o:"+j.p.OrderNo] || seen["t:"+j.p.TxnID] || j.p.Method == PaymentMethodCounter {
 			return false, nil
 		}
 		seen["o:"+j.p.OrderNo], seen["t:"+j.p.TxnID] = true, true

@@ -109,6 +109,7 @@ type Tx interface {
 	// AddAudit appends a staff action's audit row in the transaction of the
 	// change it records (StaffAction).
 	AddAudit(ctx context.Context, a AuditEntry) error
+	ShiftTx
 }
 
 // Transition carries what a winning conditional update writes besides status.

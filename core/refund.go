@@ -46,6 +46,10 @@ type Refund struct {
 	Note        string // why a request was rejected
 	CreatedAt   time.Time
 	DecidedAt   time.Time // zero while requested
+	// A refund of a counter sale: the payment's tender, and the till
+	// shift the money left from (0: none, shifts.go).
+	Tender  Tender
+	ShiftID int64
 }
 
 // Timeline events and audit actions of refunds.
@@ -255,6 +259,9 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 // request moved to refunded when row.ID is set), the order's other open
 // request superseded, the event. It returns the seats whose rows it deleted.
 func (r *Refunds) transition(ctx context.Context, tx RefundTx, o Order, row *Refund) ([]string, error) {
+	if err := refundShift(ctx, tx, o, row); err != nil {
+		return nil, err
+	}
 	won, err := tx.TransitionPaid(ctx, o.OrderNo)
 	if err != nil {
 		return nil, err

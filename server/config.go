@@ -86,6 +86,11 @@ type Config struct {
 	// makes every refund one step.
 	RefundApprovalCents int64
 
+	// TillToleranceCents (SEATFLOW_TILL_TOLERANCE_CENTS, default 0): a
+	// till shift whose counted cash misses the expected by more than this
+	// (either way) opens a till_difference case for a manager.
+	TillToleranceCents int64
+
 	// RequireSecondFactor (SEATFLOW_REQUIRE_2FA: admin, all or empty): the
 	// accounts that must set up a second factor before anything else.
 	RequireSecondFactor access.SecondFactorPolicy
@@ -251,6 +256,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.LogLevel = p.logLevel("SEATFLOW_LOG_LEVEL")
 	c.RedisAllowEviction = p.boolean("SEATFLOW_REDIS_ALLOW_EVICTION", false)
 	c.RefundApprovalCents = p.cents("SEATFLOW_REFUND_APPROVAL_CENTS")
+	c.TillToleranceCents = p.cents("SEATFLOW_TILL_TOLERANCE_CENTS")
 	c.RateLimits.PerKey = p.nonNegativeInt("SEATFLOW_RATE_PER_KEY", 2000)
 	c.RateLimits.PerClient = p.nonNegativeInt("SEATFLOW_RATE_PER_CLIENT", 20)
 	c.Engine.MaxHoldsPerClient = p.nonNegativeInt("SEATFLOW_MAX_HOLDS_PER_CLIENT", 8)

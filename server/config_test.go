@@ -147,6 +147,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_ROCKETMQ_GROUP", strings.Repeat("g", 128), ""},
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "-1", ""},
 		{"SEATFLOW_REFUND_APPROVAL_CENTS", "12.50", ""},
+		{"SEATFLOW_TILL_TOLERANCE_CENTS", "-5", "cents"},
 		{"SEATFLOW_REQUIRE_2FA", "admins", "want admin, all or empty"},
 		{"SEATFLOW_RATE_PER_KEY", "-1", "0 (no limit)"},
 		{"SEATFLOW_RATE_PER_CLIENT", "fast", ""},

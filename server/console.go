@@ -21,6 +21,7 @@ import (
 	"seatflow/core/admission"
 	"seatflow/core/store"
 	"seatflow/core/text"
+	"seatflow/core/till"
 	"seatflow/static"
 	"seatflow/web"
 )
@@ -52,6 +53,8 @@ type ConsoleDeps struct {
 	Clock     core.Clock
 	// Refunds runs the console's refunds; nil gets one-step refunds.
 	Refunds *core.Refunds
+	// Till runs the clerks' shifts; nil gets one with no tolerance.
+	Till *till.Till
 	// ClockOffset is this instance's clock offset to the database, for the
 	// dashboard; nil shows none.
 	ClockOffset func() (time.Duration, bool)
@@ -135,6 +138,9 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	if deps.Refunds == nil {
 		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
 	}
+	if deps.Till == nil {
+		deps.Till, _ = till.New(deps.DB, deps.Clock, 0, nil) // a tolerance of 0 is never refused
+	}
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
 		streams:        newSessionStreams(),
 		addrLimiter:    newLoginLimiter(loginAddrTries, loginTryWindow, deps.Clock),
@@ -185,6 +191,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
 	cn.counterRoutes(g)
 	cn.bestRulesRoutes(g)
+	cn.tillRoutes(g)
 	cn.deadLetterRoutes(g)
 	cn.apiKeyRoutes(g)
 	g.GET("/discrepancies", cn.discrepancies, disc)

@@ -177,6 +177,12 @@ func (cn *console) takePayment(c echo.Context) error {
 		case errors.Is(err, core.ErrOnlineOrder):
 			d.PayError = p.T("counter.err_online")
 			return render(c, http.StatusConflict, web.OrderPage(p, d))
+		case errors.Is(err, core.ErrNoOpenShift):
+			d.PayError = p.T("counter.err_no_shift")
+			return render(c, http.StatusConflict, web.OrderPage(p, d))
+		case errors.Is(err, core.ErrShiftCurrency):
+			d.PayError = p.T("counter.err_shift_currency")
+			return render(c, http.StatusConflict, web.OrderPage(p, d))
 		case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
 			d.PayError = ce.Message
 			return render(c, http.StatusUnprocessableEntity, web.OrderPage(p, d))

@@ -25,6 +25,7 @@ import (
 	"seatflow/core/access"
 	"seatflow/core/stacktest"
 	"seatflow/core/store"
+	"seatflow/core/till"
 	"seatflow/web"
 )
 
@@ -82,6 +83,11 @@ func newConsoleEnvOn(t testing.TB, st *stacktest.Stack) *consoleEnv {
 		Logger: slog.New(slog.DiscardHandler), Clock: env.clock, Refunds: refunds})
 	for _, r := range access.AllRoles() {
 		env.staff[r] = env.addStaff(string(r)+"-user", r)
+		// Every counter sale needs its clerk's open shift at the till.
+		if _, err := env.cn.Till.Open(context.Background(), till.OpenRequest{Clerk: env.staff[r].Username,
+			Currency: env.show.Currency, FloatCents: 10000}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return env
 }

@@ -15,6 +15,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/till"
 	"seatflow/web"
 )
 
@@ -151,6 +152,16 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		t.Fatalf("hold on the tall map: %d %s", rec.Code, rec.Body)
 	}
 	show := fmt.Sprint(tall)
+	// The till: ops closes its shift short (a case), so its till page
+	// offers to open one and the day view has a closed shift.
+	tl, err := till.New(a.app.DB, core.SystemClock{}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, _, err := tl.Close(t.Context(), till.CloseRequest{Clerk: bb.staff[access.RoleOps], CountedCents: 2550})
+	if err != nil || closed.CaseID == 0 {
+		t.Fatalf("close the ops shift short: %+v %v", closed, err)
+	}
 	pages := []a11yPage{
 		{"dashboard", "/", access.ActView, "#stat-pending"},
 		{"holds", "/holds", access.ActView, "#holds"},
@@ -174,6 +185,10 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"password", "/account/password", access.ActView, "main form"},
 		{"two-step", "/account/2fa", access.ActView, "main h1"},
 		{"sessions", "/sessions", access.ActView, "#sessions"},
+		{"till", fmt.Sprintf("/till?closed=%d", closed.ID), access.ActCounterSale, "main h1"},
+		{"till-report", "/till/report", access.ActCounterSale, "#till-shifts"},
+		{"till-shift", fmt.Sprintf("/till/shifts/%d", closed.ID), access.ActDiscrepancies, "#till-shifts"},
+		{"till-day", "/till/day", access.ActDiscrepancies, "#till-totals"},
 		{"time-zone", "/account/zone", access.ActView, "main form"},
 		{"forbidden", "/staff", "!" + access.ActStaff, "main h1"},
 		{"not-found", "/orders/NO-SUCH-ORDER", access.ActView, "main h1"},

@@ -24,6 +24,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/till"
 )
 
 // boxOfficeBrowser is a whole app (NewApp) on a real listener, one staff
@@ -49,6 +50,10 @@ func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tl, err := till.New(a.app.DB, core.SystemClock{}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, role := range access.AllRoles() {
 		s, err := a.app.DB.CreateStaff(t.Context(), access.Staff{Username: "bo-" + strings.ReplaceAll(string(role), "_", "-"),
 			Role: role, CreatedAt: time.Now()}, string(hash))
@@ -56,6 +61,10 @@ func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
 			t.Fatal(err)
 		}
 		staff[role] = s.Username
+		// Every counter sale needs its clerk's open shift at the till.
+		if _, err := tl.Open(t.Context(), till.OpenRequest{Clerk: s.Username, Currency: "EUR", FloatCents: 10000}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv := httptest.NewServer(a.app.Handler)
 	t.Cleanup(srv.Close)

@@ -7,6 +7,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"seatflow/core"
+	"seatflow/core/till"
 	"seatflow/web"
 )
 
@@ -91,6 +93,12 @@ func (s *Server) routes() {
 	cd := ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger, Refunds: s.refunds,
 		SessionIdle: s.cfg.SessionIdle, SecondFactor: s.cfg.RequireSecondFactor, IPv6Prefix: s.cfg.RateLimits.IPv6Prefix,
 		Registry: s.registry, Room: s.room, QueueWindow: s.cfg.queueConfig().Window}
+	var tm *till.Metrics
+	if s.registry != nil {
+		tm = till.NewMetrics(s.registry)
+	}
+	// A negative tolerance, the only error, is refused by config.go.
+	cd.Till, _ = till.New(s.db, core.SystemClock{}, s.cfg.TillToleranceCents, tm)
 	if s.skew != nil {
 		cd.ClockOffset, cd.ClockLimit = s.skew.Offset, s.cfg.MaxClockSkew
 	}

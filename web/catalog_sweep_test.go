@@ -25,6 +25,7 @@ func TestCatalogCoversEngineWords(t *testing.T) {
 			{"Reason", "reason."}, {"Outcome", "ev.outcome."}, {"Attempt", "ev.outcome."}, {"Discrepancy", "disc.kind."}},
 		"../core/reconcile": {{"Check", "reconcile.check."}, {"Action", "reconcile.action."}},
 		"../core/admission": {{"Audit", "audit.action."}, {"Reason", "queue.reason."}},
+		"../core/till":      {{"Audit", "audit.action."}, {"Discrepancy", "disc.kind."}},
 	}
 	// The state of a discrepancy row, not a kind: never shown as one.
 	notKinds := map[string]bool{"DiscrepancyOpen": true, "DiscrepancyResolved": true}

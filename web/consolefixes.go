@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"seatflow/core"
+	"seatflow/core/till"
 )
 
 // Small fixes of issue 31 (item 10): the discrepancy queue's kinds, cases
@@ -17,12 +18,14 @@ import (
 // kind HandlePayment records.
 var DiscrepancyKinds = []string{core.DiscrepancyPaidAfterCancel, core.DiscrepancySecondPayment,
 	core.DiscrepancyAmountMismatch, core.DiscrepancyPaidAfterRefund, core.DiscrepancyUnknownOrder,
-	core.DiscrepancyTxnConflict}
+	core.DiscrepancyTxnConflict, till.DiscrepancyTillDifference}
 
 // HasOrder reports whether a case's order number names an order: an
 // unknown_order case is about a payment for a number never placed, so it
 // is shown as text, not as a link to a page that cannot exist.
-func HasOrder(x core.DiscrepancyCase) bool { return x.Kind != core.DiscrepancyUnknownOrder }
+func HasOrder(x core.DiscrepancyCase) bool {
+	return x.Kind != core.DiscrepancyUnknownOrder && x.OrderNo != "" // a till count's case has no order
+}
 
 // CaseMoney is a case's amount in the currency of its order's show; with
 // no order to tell the currency, the amount says so rather than passing

@@ -11,9 +11,10 @@ import (
 // recorded before (UNIQUE txn_id), which leaves the transaction usable.
 func (t *tx) InsertPayment(ctx context.Context, p core.Payment) (bool, error) {
 	_, err := t.x.ExecContext(ctx,
-		`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at, method, tender, reference, actor, result)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt), paymentMethod(p), string(p.Tender), p.Reference, p.Actor, p.Result)
+		`INSERT INTO payment (txn_id, order_no, amount_cents, paid_at, received_at, method, tender, reference, actor, result, shift_id)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt), paymentMethod(p), string(p.Tender), p.Reference, p.Actor, p.Result,
+		p.ShiftID)
 	if isDuplicate(err) {
 		return false, nil
 	}
@@ -92,6 +93,7 @@ type paymentRow struct {
 	Tender      string `db:"tender"`
 	Reference   string `db:"reference"`
 	Actor       string `db:"actor"`
+	ShiftID     int64  `db:"shift_id"`
 }
 
 // PaymentByTxn implements core.Tx.
@@ -103,12 +105,12 @@ func (t *tx) PaymentByTxn(ctx context.Context, txnID string) (core.Payment, erro
 	return r.payment(), nil
 }
 
-const paymentCols = `txn_id, order_no, amount_cents, paid_at, received_at, result, method, tender, reference, actor`
+const paymentCols = `txn_id, order_no, amount_cents, paid_at, received_at, result, method, tender, reference, actor, shift_id`
 
 func (r paymentRow) payment() core.Payment {
 	return core.Payment{TxnID: r.TxnID, OrderNo: r.OrderNo, AmountCents: r.AmountCents, PaidAt: fromMS(r.PaidAt),
 		ReceivedAt: fromMS(r.ReceivedAt), Result: r.Result, Method: r.Method, Tender: core.Tender(r.Tender),
-		Reference: r.Reference, Actor: r.Actor}
+		Reference: r.Reference, Actor: r.Actor, ShiftID: r.ShiftID}
 }
 
 // OrderPayments returns every payment recorded for the order, applied or

@@ -36,12 +36,12 @@ func (t *tx) PaymentsByTxns(ctx context.Context, txnIDs []string) (map[string]co
 // InsertPayments records many payments, each with its result; a txn id
 // recorded before fails the whole call.
 func (t *tx) InsertPayments(ctx context.Context, ps []core.Payment) error {
-	args := make([]any, 0, 10*len(ps))
+	args := make([]any, 0, 11*len(ps))
 	for _, p := range ps {
 		args = append(args, p.TxnID, p.OrderNo, p.AmountCents, ms(p.PaidAt), ms(p.ReceivedAt), paymentMethod(p),
-			string(p.Tender), p.Reference, p.Actor, p.Result)
+			string(p.Tender), p.Reference, p.Actor, p.Result, p.ShiftID)
 	}
 	return insertRows(ctx, t.x, `INSERT INTO payment
- (txn_id, order_no, amount_cents, paid_at, received_at, method, tender, reference, actor, result) VALUES `,
-		10, args, "insert %d payments", len(ps))
+ (txn_id, order_no, amount_cents, paid_at, received_at, method, tender, reference, actor, result, shift_id) VALUES `,
+		11, args, "insert %d payments", len(ps))
 }

@@ -36,7 +36,7 @@ func (t *tx) TransitionPaid(ctx context.Context, orderNo string) (bool, error) {
 }
 
 const refundCols = `id, order_no, amount_cents, reason, reference, actor, requested_by, approved_by, state, note,
- created_at, decided_at`
+ created_at, decided_at, tender, shift_id`
 
 type refundRow struct {
 	ID          int64  `db:"id"`
@@ -51,12 +51,15 @@ type refundRow struct {
 	Note        string `db:"note"`
 	CreatedAt   int64  `db:"created_at"`
 	DecidedAt   int64  `db:"decided_at"`
+	Tender      string `db:"tender"`
+	ShiftID     int64  `db:"shift_id"`
 }
 
 func (r refundRow) refund() core.Refund {
 	return core.Refund{ID: r.ID, OrderNo: r.OrderNo, AmountCents: r.AmountCents, Reason: r.Reason,
 		Reference: r.Reference, Actor: r.Actor, RequestedBy: r.RequestedBy, ApprovedBy: r.ApprovedBy,
-		State: core.RefundState(r.State), Note: r.Note, CreatedAt: fromMS(r.CreatedAt), DecidedAt: fromMS(r.DecidedAt)}
+		State: core.RefundState(r.State), Note: r.Note, CreatedAt: fromMS(r.CreatedAt), DecidedAt: fromMS(r.DecidedAt),
+		Tender: core.Tender(r.Tender), ShiftID: r.ShiftID}
 }
 
 func refunds(rs []refundRow) []core.Refund {
@@ -70,10 +73,11 @@ func refunds(rs []refundRow) []core.Refund {
 // InsertRefund writes a refund row and returns its id.
 func (t *tx) InsertRefund(ctx context.Context, r core.Refund) (int64, error) {
 	res, err := t.x.ExecContext(ctx, `INSERT INTO refund
- (order_no, amount_cents, reason, reference, actor, requested_by, approved_by, state, note, created_at, decided_at)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+ (order_no, amount_cents, reason, reference, actor, requested_by, approved_by, state, note, created_at, decided_at,
+ tender, shift_id)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.OrderNo, r.AmountCents, r.Reason, r.Reference, r.Actor, r.RequestedBy, r.ApprovedBy, string(r.State),
-		r.Note, ms(r.CreatedAt), ms(r.DecidedAt))
+		r.Note, ms(r.CreatedAt), ms(r.DecidedAt), string(r.Tender), r.ShiftID)
 	if err != nil {
 		return 0, dbErr(err, "insert refund of %s", r.OrderNo)
 	}
@@ -102,8 +106,9 @@ func (t *tx) OpenRefundRequest(ctx context.Context, orderNo string) (core.Refund
 
 // DecideRefund moves a requested row to r.State, only while still requested.
 func (t *tx) DecideRefund(ctx context.Context, r core.Refund) (bool, error) {
-	res, err := t.x.ExecContext(ctx, `UPDATE refund SET state = ?, actor = ?, approved_by = ?, decided_at = ?, note = ?
- WHERE id = ? AND state = ?`, string(r.State), r.Actor, r.ApprovedBy, ms(r.DecidedAt), r.Note, r.ID, string(core.RefundRequested))
+	res, err := t.x.ExecContext(ctx, `UPDATE refund SET state = ?, actor = ?, approved_by = ?, decided_at = ?, note = ?,
+ tender = ?, shift_id = ? WHERE id = ? AND state = ?`, string(r.State), r.Actor, r.ApprovedBy, ms(r.DecidedAt), r.Note,
+		string(r.Tender), r.ShiftID, r.ID, string(core.RefundRequested))
 	if err != nil {
 		return false, dbErr(err, "decide refund %d", r.ID)
 	}
