@@ -15,8 +15,9 @@ func TestParseAmount(t *testing.T) {
 	}{
 		{"150", "EUR", 15000, true},
 		{"150.5", "EUR", 15050, true},
-		{" 1,234.50 ", "EUR", 123450, true},
-		{".75", "EUR", 75, true},
+		{" 1234.50 ", "EUR", 123450, true},
+		{"1,234.50", "EUR", 0, false}, // 25,50 may mean 25.50: no grouping
+		{".75", "EUR", 0, false},
 		{"0", "EUR", 0, true},
 		{"2500", "JPY", 2500, true},
 		{"2500.5", "JPY", 0, false},
