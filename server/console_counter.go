@@ -170,19 +170,21 @@ func (cn *console) takePayment(c echo.Context) error {
 	if err != nil {
 		p := cn.page(c, "order.title", web.NavHolds)
 		var ce *core.Error
+		for _, refusal := range []struct {
+			err error
+			key string
+		}{
+			{core.ErrHoldEnded, "counter.err_ended"},
+			{core.ErrOnlineOrder, "counter.err_online"},
+			{core.ErrNoOpenShift, "counter.err_no_shift"},
+			{core.ErrShiftCurrency, "counter.err_shift_currency"},
+		} {
+			if errors.Is(err, refusal.err) {
+				d.PayError = p.T(refusal.key)
+				return render(c, http.StatusConflict, web.OrderPage(p, d))
+			}
+		}
 		switch {
-		case errors.Is(err, core.ErrHoldEnded):
-			d.PayError = p.T("counter.err_ended")
-			return render(c, http.StatusConflict, web.OrderPage(p, d))
-		case errors.Is(err, core.ErrOnlineOrder):
-			d.PayError = p.T("counter.err_online")
-			return render(c, http.StatusConflict, web.OrderPage(p, d))
-		case errors.Is(err, core.ErrNoOpenShift):
-			d.PayError = p.T("counter.err_no_shift")
-			return render(c, http.StatusConflict, web.OrderPage(p, d))
-		case errors.Is(err, core.ErrShiftCurrency):
-			d.PayError = p.T("counter.err_shift_currency")
-			return render(c, http.StatusConflict, web.OrderPage(p, d))
 		case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
 			d.PayError = ce.Message
 			return render(c, http.StatusUnprocessableEntity, web.OrderPage(p, d))
