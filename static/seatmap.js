@@ -8,10 +8,59 @@
   "use strict";
 
   var SEAT = "#seat-grid .seat-row button";
+  var MIN_ZOOM = 0.01;
   var ZOOMS = [0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.15, 1.3, 1.5, 1.75, 2];
+
+  // zoom is the plan's scale across; zoomY, its scale down, is the same
+  // but below a quarter (seat labels too small to read), where the plan
+  // is drawn taller, up to the seats' being square at a tenth (42 × 26 px
+  // at zoom 1, seatmap.css): a seat of a 200-seat row on a phone is a dot
+  // to be hit, not a sliver one pixel high; and never under 3 px high,
+  // twice the pixel the browser may round its place by.
+  var zoom = 1, zoomY = 1;
 
   function grid() { return document.getElementById("seat-grid"); }
   function seatOf(el) { return el && el.closest ? el.closest(SEAT) : null; }
+
+  // place draws the grid's rows, runs of seats, labels and section names
+  // where the plan puts them (data-b: left, top, width and height in
+  // pixels at zoom 1, a 0 size left to seatmap.css; web/seatplan.go). The
+  // console's CSP forbids style attributes, not styles set from script.
+  // The stream's fresh grid is placed as it comes in.
+  function place(g) {
+    if (!g || g.classList.contains("placed")) {
+      return;
+    }
+    var all = [g].concat(Array.prototype.slice.call(g.querySelectorAll("[data-b]")));
+    for (var i = 0; i < all.length; i++) {
+      var b = all[i].getAttribute("data-b").split(","), st = all[i].style;
+      st.left = b[0] + "px";
+      st.top = b[1] + "px";
+      if (b[2] !== "0") {
+        st.width = b[2] + "px";
+      }
+      if (b[3] !== "0") {
+        st.height = b[3] + "px";
+      }
+    }
+    g.classList.add("placed");
+    size();
+  }
+
+  // natural is the plan's size in pixels at zoom 1, or null before it is placed.
+  function natural() {
+    var g = grid(), b = g && g.classList.contains("placed") && g.getAttribute("data-b");
+    return b ? { w: +b.split(",")[2], h: +b.split(",")[3] } : null;
+  }
+
+  // size makes the sizer round the grid as big as the scaled plan.
+  function size() {
+    var n = natural(), sizer = document.getElementById("seat-sizer");
+    if (n && sizer) {
+      sizer.style.width = Math.ceil(n.w * zoom) + "px";
+      sizer.style.height = Math.ceil(n.h * zoomY) + "px";
+    }
+  }
 
   // The grid's one Tab stop: the seat last focused in it, at first its
   // first seat. Tabbing in lands on it, Tab and Shift+Tab leave the grid;
@@ -263,9 +312,53 @@
     return seats;
   }
 
+  // reveal scrolls the map's box (not the page, unless the box is out of
+  // the window) so the seat is at the box's centre at the zoom it has;
+  // if it is still not inside the box, the browser's own scrolling is
+  // the fallback.
+  function reveal(seat) {
+    var box = document.getElementById("seat-scroll");
+    if (!box) {
+      return;
+    }
+    var b = box.getBoundingClientRect(), r = seat.getBoundingClientRect();
+    box.scrollLeft += r.left + r.width / 2 - (b.left + box.clientLeft + box.clientWidth / 2);
+    box.scrollTop += r.top + r.height / 2 - (b.top + box.clientTop + box.clientHeight / 2);
+    r = seat.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > innerHeight) {
+      window.scrollBy(0, r.top + r.height / 2 - innerHeight / 2);
+    }
+    b = box.getBoundingClientRect();
+    r = seat.getBoundingClientRect();
+    if (r.left < b.left || r.right > b.right || r.top < b.top || r.bottom > b.bottom) {
+      seat.scrollIntoView({ block: "center", inline: "center" });
+    }
+  }
+
   function show(seat) {
-    seat.scrollIntoView({ block: "center", inline: "center" });
     seat.focus({ preventScroll: true });
+    reveal(seat);
+  }
+
+  // where says which section, row and seat a found seat is: the section's
+  // name is the heading before its rows, the row's its label, and the
+  // seat's number ends its id unless data-n gives it.
+  function where(seat, form) {
+    var row = seat.closest(".seat-row");
+    var label = row.querySelector(".row-label").textContent;
+    var id = seat.id.slice(5);
+    var n = seat.getAttribute("data-n") || (id.indexOf(label + "-") === 0 ? id.slice(label.length + 1) : id);
+    var section = "";
+    for (var el = row.previousElementSibling; el; el = el.previousElementSibling) {
+      if (el.classList.contains("seat-section")) {
+        section = el.textContent;
+        break;
+      }
+    }
+    var text = form.getAttribute(section ? "data-seat-found-section" : "data-seat-found");
+    return [["%1", id], ["%2", label], ["%3", n], ["%4", section]].reduce(function (t, p) {
+      return t.split(p[0]).join(p[1]);
+    }, text);
   }
 
   // highlightOrder picks out an order's seats and brings the first into
@@ -282,7 +375,7 @@
     if (focusFirst) {
       show(seats[0]);
     } else {
-      seats[0].scrollIntoView({ block: "nearest", inline: "nearest" });
+      reveal(seats[0]);
     }
     return true;
   }
@@ -307,6 +400,7 @@
       found = seat.id;
       markFound();
       show(seat);
+      say(where(seat, form));
       return;
     }
     if (!highlightOrder(q, true) && !highlightOrder(q.toUpperCase(), true)) {
@@ -321,19 +415,21 @@
     }
   });
 
-  // Zoom: the grid's CSS zoom, in steps or fitted to the map's width.
-  var zoom = 1;
+  // Zoom: the grid's scale, in steps or fitted to the map's width.
 
   function setZoom(z) {
     var live = document.getElementById("seat-live");
     if (!live) {
       return;
     }
-    zoom = Math.min(ZOOMS[ZOOMS.length - 1], Math.max(ZOOMS[0], z));
+    zoom = Math.min(ZOOMS[ZOOMS.length - 1], Math.max(MIN_ZOOM, z));
+    zoomY = Math.max(zoom * (1 + Math.min(1, Math.max(0, (0.25 - zoom) / 0.15)) * (42 / 26 - 1)), 3 / 26);
     live.style.setProperty("--seat-zoom", String(zoom));
+    live.style.setProperty("--seat-zoom-y", String(zoomY));
+    size();
     var level = document.getElementById("zoom-level");
     if (level) {
-      level.textContent = Math.round(zoom * 100) + "%";
+      level.textContent = (zoom < 0.1 ? (zoom * 100).toFixed(1) : Math.round(zoom * 100)) + "%";
     }
   }
 
@@ -344,37 +440,15 @@
     }
   }
 
-  // fit zooms the widest row (the one of most seats) to the map's width:
-  // its width at zoom 1 is its width now over the zoom (the label and the
-  // gap after it counted as one and a half labels).
+  // fit zooms the plan to the map's width, below the steps if need be
+  // (a 200-seat row on a phone).
   function fit() {
-    var box = document.getElementById("seat-scroll");
-    var rows = grid() && grid().querySelectorAll(".seat-row");
-    if (!box || !rows || !rows.length) {
+    var box = document.getElementById("seat-scroll"), n = natural();
+    if (!box || !n || !(n.w > 0)) {
       return;
     }
-    var widest = rows[0], most = 0;
-    for (var i = 0; i < rows.length; i++) {
-      var n = rows[i].childElementCount + rows[i].querySelectorAll("button").length;
-      if (n > most) {
-        most = n;
-        widest = rows[i];
-      }
-    }
-    // From the first run, not the label: the label sticks to the map's
-    // left edge when the map is scrolled.
-    var label = widest.querySelector(".row-label").getBoundingClientRect();
-    var first = widest.querySelector(".seat-run").getBoundingClientRect();
-    var last = widest.lastElementChild.getBoundingClientRect();
-    var natural = (last.right - first.left + label.width * 1.5) / zoom;
-    if (natural > 0) {
-      setZoom(Math.floor((box.clientWidth - 4) / natural * 100) / 100);
-      // Borders and gaps do not shrink quite in step: one correction.
-      if (box.scrollWidth > box.clientWidth) {
-        setZoom(Math.floor(zoom * box.clientWidth / box.scrollWidth * 100) / 100);
-      }
-      box.scrollLeft = 0;
-    }
+    setZoom(Math.floor((box.clientWidth - 1) / n.w * 1000) / 1000);
+    box.scrollLeft = 0;
   }
 
   function zoomBy(what) {
@@ -406,7 +480,7 @@
       var seat = seatOf(ev.target);
       zoomBy(what);
       if (seat) {
-        seat.scrollIntoView({ block: "nearest", inline: "nearest" });
+        reveal(seat);
       }
     }
   });
@@ -438,6 +512,7 @@
   // A swapped-in button takes its new attributes only as it settles
   // (htmx keeps the old ones until then), so the marks follow after that.
   document.addEventListener("htmx:oobAfterSwap", function () {
+    place(grid());
     var s = refocus && document.getElementById(refocus);
     refocus = "";
     if (s && (document.activeElement === document.body || !document.activeElement)) {
@@ -450,4 +525,6 @@
       markOrder();
     }
   });
+
+  place(grid());
 })();

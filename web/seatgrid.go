@@ -16,7 +16,8 @@ import (
 // per changed seat. A 20,000-seat map pays for every byte 20,000 times, so
 // a button carries only its id, its state as its class (console.js reads
 // the state from there and names it on focus) and its label; data-order
-// names a holder's order and is left out when there is none. The stream's
+// names a holder's order and is left out when there is none, as data-n
+// (the seat's number, for the find box) is when the id is ROW-NUMBER. The stream's
 // buttons carry no price category: seatmap.js keeps the one of the button
 // they replace, which never changes once a show has orders.
 func Seat(s core.SeatView, oob bool) templ.Component {
@@ -51,60 +52,73 @@ func categoryClasses(cats []core.PriceCategory) map[string]string {
 	return m
 }
 
-// seatRun is how many seats of a row share one run: a run out of view
-// sideways skips style and layout (content-visibility in seatmap.css) as
-// a row out of view vertically does, so a 200-seat row lays out the one or
-// two runs the map shows. 20 seats are about the map's width at 1280 px.
+// seatRun is how many seats of a row share one run at most: a run out of
+// view skips style and layout (content-visibility in seatmap.css) as a
+// row out of view does, so a 200-seat row lays out the runs the map
+// shows. 20 seats are about the map's width at 1280 px.
 const seatRun = 20
 
-// seatRows writes the grid's rows straight into one buffer sized for them:
-// going through a templ component per seat costs the server more than the
-// HTML it writes. Each row starts with its label; a section of the plan
-// starts with its name as a heading when it starts a row, and with a gap
-// when it starts inside one, as does a jump in the seats' x (an aisle).
-func seatRows(rows [][]core.SeatView, cats []core.PriceCategory) templ.Component {
+// seatRows writes the plan's rows (layoutPlan) straight into one buffer
+// sized for them: going through a templ component per seat costs the
+// server more than the HTML it writes. A row is a box placed on the map
+// with its label inside, left of its seats; a section's name comes
+// before its first row, placed above it. Seats next to each other, one
+// pitch apart on one line, share a run laid out by the browser; a run
+// starts anew after seatRun seats, off that line (a curve), and after a
+// jump (an aisle: class gap).
+func seatRows(plan seatPlan, cats []core.PriceCategory) templ.Component {
 	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
 		n := 0
-		for _, row := range rows {
-			n += len(row)
+		for _, r := range plan.rows {
+			n += len(r.seats)
 		}
 		classes := categoryClasses(cats)
-		b := make([]byte, 0, n*48+(len(rows)+n/seatRun)*32)
-		section := ""
-		for _, row := range rows {
-			if s := row[0].Section; s != section && s != "" {
-				b = append(b, `<h3 class="seat-section">`...)
-				b = append(b, escapeHTML(s)...)
+		b := make([]byte, 0, n*48+(len(plan.rows)+n/seatRun)*64)
+		for _, r := range plan.rows {
+			if r.heading != "" {
+				b = append(b, `<h3 class="seat-section"`...)
+				b = appendPlace(b, r.left, r.top-headingH, plan.w-r.left, 0)
+				b = append(b, '>')
+				b = append(b, escapeHTML(r.heading)...)
 				b = append(b, `</h3>`...)
 			}
-			section = row[0].Section
-			b = append(b, `<div class="seat-row"><span class="row-label" aria-hidden="true">`...)
-			b = append(b, escapeHTML(rowLabel(row[0]))...)
-			b = append(b, `</span>`...)
-			inRun := 0
-			for i, s := range row {
-				gap := i > 0 && (s.Section != section || s.X > 0 && row[i-1].X > 0 && s.X > row[i-1].X+1)
-				section = s.Section
-				if inRun == seatRun || gap {
-					b = append(b, `</span>`...)
-					inRun = 0
-				}
-				if inRun == 0 {
-					if gap {
-						b = append(b, `<span class="seat-run gap">`...)
-					} else {
-						b = append(b, `<span class="seat-run">`...)
-					}
-				}
-				b = appendSeat(b, s, classes[s.Category], false)
-				inRun++
+			b = append(b, `<div class="seat-row"`...)
+			b = appendPlace(b, r.left, r.top, r.right-r.left, r.bottom-r.top)
+			b = append(b, `><span class="row-label" aria-hidden="true"`...)
+			if r.labelY != 0 {
+				b = appendPlace(b, 0, r.labelY, 0, 0)
 			}
-			b = append(b, `</span></div>`...)
+			b = append(b, '>')
+			b = append(b, escapeHTML(rowLabel(r.seats[0].SeatView))...)
+			b = append(b, `</span>`...)
+			for i := 0; i < len(r.seats); {
+				first := r.seats[i]
+				end := i + 1
+				for end < len(r.seats) && end-i < seatRun &&
+					abs(r.seats[end].x-(first.x+(end-i)*pitchX)) <= 1 && r.seats[end].y == first.y {
+					end++
+				}
+				b = append(b, `<span class="seat-run`...)
+				if i > 0 && first.x-r.seats[i-1].x > pitchX*3/2 {
+					b = append(b, ` gap`...)
+				}
+				b = append(b, '"')
+				b = appendPlace(b, first.x-r.left, first.y-r.top, (end-i)*pitchX-seatGap, 0)
+				b = append(b, '>')
+				for _, s := range r.seats[i:end] {
+					b = appendSeat(b, s.SeatView, classes[s.Category], false)
+				}
+				b = append(b, `</span>`...)
+				i = end
+			}
+			b = append(b, `</div>`...)
 		}
 		_, err := w.Write(b)
 		return err
 	})
 }
+
+func abs(v int) int { return max(v, -v) }
 
 // rowLabel is a row's name on the plan; seats set up without one are
 // named by their row number as a grid names it.
@@ -126,6 +140,11 @@ func appendSeat(b []byte, s core.SeatView, category string, oob bool) []byte {
 		b = append(b, category...)
 	}
 	b = append(b, '"')
+	if n := strconv.Itoa(s.Number); s.Number > 0 && s.SeatID != rowLabel(s)+"-"+n {
+		b = append(b, ` data-n="`...)
+		b = append(b, n...)
+		b = append(b, '"')
+	}
 	if s.OrderNo != "" {
 		b = append(b, ` data-order="`...)
 		b = append(b, escapeHTML(s.OrderNo)...)
