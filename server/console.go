@@ -19,6 +19,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/access"
 	"seatflow/core/admission"
+	"seatflow/core/checkin"
 	"seatflow/core/store"
 	"seatflow/core/text"
 	"seatflow/static"
@@ -52,6 +53,9 @@ type ConsoleDeps struct {
 	Clock     core.Clock
 	// Refunds runs the console's refunds; nil gets one-step refunds.
 	Refunds *core.Refunds
+	// Checkins admits tickets at the door; nil gets a desk with
+	// unregistered metrics.
+	Checkins *checkin.Desk
 	// ClockOffset is this instance's clock offset to the database, for the
 	// dashboard; nil shows none.
 	ClockOffset func() (time.Duration, bool)
@@ -134,6 +138,9 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	}
 	if deps.Refunds == nil {
 		deps.Refunds, _ = core.NewRefunds(deps.Engine, deps.DB, 0) // a threshold of 0 is never refused
+	}
+	if deps.Checkins == nil {
+		deps.Checkins = checkin.New(deps.DB, deps.Clock, nil)
 	}
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
 		streams:        newSessionStreams(),
