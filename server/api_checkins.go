@@ -32,7 +32,7 @@ type undoCheckinRequest struct {
 }
 
 type undoCheckinResponse struct {
-	Result string              `json:"result"`
+	Result string             `json:"result"`
 	Undone []checkinEntryJSON `json:"undone"`
 }
 
