@@ -168,7 +168,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	disc, recon := cn.requireRole(access.ActDiscrepancies), cn.requireRole(access.ActReconcile)
 	audit, staff := cn.requireRole(access.ActAudit), cn.requireRole(access.ActStaff)
 
-	g.POST("/logout", cn.logout, view)
+	g.POST("/logout", cn.logout, cn.requireRole(access.ActSignOut))
 	g.GET("/", cn.dashboard, view)
 	g.GET("/holds", cn.holds, view)
 	g.GET("/orders", cn.orders, view)
@@ -215,6 +215,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	cn.mountReopen(g, view)
 	cn.queueRoutes(g, view)
 	cn.inboxRoutes(g)
+	cn.doorRoutes(g)
 	return cn
 }
 

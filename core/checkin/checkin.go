@@ -235,9 +235,9 @@ func (d *Desk) Undo(ctx context.Context, code, orderNo string, seatIDs []string,
 	}
 	at := d.clock.Now().UTC()
 	undone, err := d.store.UndoTickets(ctx, o.OrderNo, seats, func(ts []Ticket) core.AuditEntry {
-		scans := make([]map[string]any, len(ts))
+		scans := make([]string, len(ts))
 		for i, t := range ts {
-			scans[i] = map[string]any{"seat_id": t.SeatID, "at": t.At, "gate": t.Gate, "by": t.Actor}
+			scans[i] = fmt.Sprintf("%s %s %s %s", t.SeatID, t.At.Format(time.RFC3339Nano), t.Gate, t.Actor)
 		}
 		return staff.Entry(at, AuditUndo, "order:"+o.OrderNo, map[string]any{"scans": scans})
 	})
