@@ -152,6 +152,8 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	}
 	show := fmt.Sprint(tall)
 	pages := []a11yPage{
+		// First: every role, the door too, switches language here.
+		{"door", "/door", access.ActCheckin, "#door-code"},
 		{"dashboard", "/", access.ActView, "#stat-pending"},
 		{"holds", "/holds", access.ActView, "#holds"},
 		{"orders", "/orders", access.ActView, "#orders"},
