@@ -40,6 +40,8 @@ var routeScopes = map[string]access.Scope{
 	"POST /api/v1/orders/:order_no/cancel": access.ScopeOrdersWrite,
 	"POST /api/v1/orders/:order_no/extend": access.ScopeOrdersWrite,
 	"POST /api/v1/orders/:order_no/refund": access.ScopeRefunds,
+	"POST /api/v1/checkins":                access.ScopeCheckin,
+	"POST /api/v1/checkins/undo":           access.ScopeCheckin,
 	"GET /api/v1/reconcile/runs":           access.ScopeReconcile,
 	"POST /api/v1/reconcile/runs":          access.ScopeReconcile,
 }

@@ -16,6 +16,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/admission"
+	"seatflow/core/checkin"
 	"seatflow/core/delay/dbqueue"
 	"seatflow/core/delay/rocketmq"
 	"seatflow/core/reconcile"
@@ -44,9 +45,11 @@ type App struct {
 	overloaded func() bool
 	Reconciler *reconcile.Reconciler
 	Refunds    *core.Refunds
-	registry   *prometheus.Registry
-	http       *http.Server
-	conns      *connLimit // caps http's connections (connlimit.go)
+	// Checkins admits tickets at the door (API and console).
+	Checkins *checkin.Desk
+	registry *prometheus.Registry
+	http     *http.Server
+	conns    *connLimit // caps http's connections (connlimit.go)
 
 	stopReconcile context.CancelFunc
 	reconcileDone <-chan struct{}
@@ -114,7 +117,7 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	}()
 
 	a.Handler = NewServer(cfg, Deps{Engine: a.engine, DB: a.DB, Hub: a.hub, Reconciler: a.Reconciler,
-		Refunds: a.Refunds, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
+		Refunds: a.Refunds, Checkins: a.Checkins, Room: a.room, Registry: a.registry, Logger: logger, health: a.health, skew: a.skew})
 	a.http = newHTTPServer(cfg.Addr, a.Handler, logger)
 	nofile, err := descriptorLimit()
 	if err != nil {
@@ -235,6 +238,7 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 	if a.Refunds, err = core.NewRefunds(a.engine, a.DB, cfg.RefundApprovalCents); err != nil {
 		return nil, err
 	}
+	a.Checkins = checkin.New(a.DB, a.clock, a.registry)
 
 	// The embedded seat store starts empty every time. A real Redis keeps its
 	// state and may be shared with other instances placing orders right

@@ -19,6 +19,7 @@ import (
 	"seatflow/core"
 	"seatflow/core/access"
 	"seatflow/core/admission"
+	"seatflow/core/checkin"
 	"seatflow/core/store"
 	"seatflow/core/text"
 	"seatflow/core/till"
@@ -55,6 +56,9 @@ type ConsoleDeps struct {
 	Refunds *core.Refunds
 	// Till runs the clerks' shifts; nil gets one with no tolerance.
 	Till *till.Till
+	// Checkins admits tickets at the door; nil gets a desk with
+	// unregistered metrics.
+	Checkins *checkin.Desk
 	// ClockOffset is this instance's clock offset to the database, for the
 	// dashboard; nil shows none.
 	ClockOffset func() (time.Duration, bool)
@@ -141,6 +145,9 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	if deps.Till == nil {
 		deps.Till, _ = till.New(deps.DB, deps.Clock, 0, nil) // a tolerance of 0 is never refused
 	}
+	if deps.Checkins == nil {
+		deps.Checkins = checkin.New(deps.DB, deps.Clock, nil)
+	}
 	cn := &console{ConsoleDeps: deps, limiter: newLoginLimiter(loginTries, loginTryWindow, deps.Clock),
 		streams:        newSessionStreams(),
 		addrLimiter:    newLoginLimiter(loginAddrTries, loginTryWindow, deps.Clock),
@@ -167,7 +174,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	disc, recon := cn.requireRole(access.ActDiscrepancies), cn.requireRole(access.ActReconcile)
 	audit, staff := cn.requireRole(access.ActAudit), cn.requireRole(access.ActStaff)
 
-	g.POST("/logout", cn.logout, view)
+	g.POST("/logout", cn.logout, cn.requireRole(access.ActSignOut))
 	g.GET("/", cn.dashboard, view)
 	g.GET("/holds", cn.holds, view)
 	g.GET("/orders", cn.orders, view)
@@ -216,6 +223,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	cn.mountReopen(g, view)
 	cn.queueRoutes(g, view)
 	cn.inboxRoutes(g)
+	cn.doorRoutes(g)
 	return cn
 }
 

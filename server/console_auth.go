@@ -252,7 +252,11 @@ func (cn *console) startSession(c echo.Context, staff access.Staff, next string)
 	cn.clearCookie(c, loginCookie, web.URL("/login"))
 	c.Set(contextKeyStaff, &staffSession{session: sess, staff: staff})
 	cn.audit(c, core.AuditEntry{Action: core.AuditLogin})
-	return c.Redirect(http.StatusSeeOther, safeNext(next))
+	to := safeNext(next)
+	if !staff.Role.Can(access.ActView) && to == web.URL("/") {
+		to = web.URL("/door") // gate staff have no dashboard
+	}
+	return c.Redirect(http.StatusSeeOther, to)
 }
 
 // formTokenValid is the CSRF check of a form posted without a session (the

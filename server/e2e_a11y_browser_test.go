@@ -163,6 +163,8 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		t.Fatalf("close the ops shift short: %+v %v", closed, err)
 	}
 	pages := []a11yPage{
+		// First: every role, the door too, switches language here.
+		{"door", "/door", access.ActCheckin, "#door-code"},
 		{"dashboard", "/", access.ActView, "#stat-pending"},
 		{"holds", "/holds", access.ActView, "#holds"},
 		{"orders", "/orders", access.ActView, "#orders"},

@@ -32,6 +32,8 @@ type errorDetail struct {
 	Seats   []string `json:"seats,omitempty"` // seat_unavailable: the seats that were taken
 	Field   string   `json:"field,omitempty"` // the request field at fault, e.g. "seats[3].category"
 	Left    any      `json:"left,omitempty"`  // not_enough_seats: what is left per category
+	// Detail: already_checked_in's first scan, not_valid's reason (core/checkin).
+	Detail any `json:"detail,omitempty"`
 }
 
 // statusOf is the one place that turns an error into an HTTP status and body.
@@ -45,7 +47,7 @@ func statusOf(err error) (int, errorDetail) {
 	}
 	var ce *core.Error
 	if errors.As(err, &ce) && ce.Kind != core.KindInternal {
-		return kindStatus(ce.Kind), errorDetail{Code: ce.Code, Message: ce.Message, Seats: ce.Seats, Field: ce.Field, Left: ce.Left}
+		return kindStatus(ce.Kind), errorDetail{Code: ce.Code, Message: ce.Message, Seats: ce.Seats, Field: ce.Field, Left: ce.Left, Detail: ce.Detail}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

@@ -129,6 +129,7 @@ func TestMetricsExistAtStart(t *testing.T) {
 			"op": {"release", "sell", "compensate", "unblock", "refund_release"}}), false},
 		{"seatflow_expiry_lag_seconds", labelSets(map[string][]string{"path": {"timeout", "sweep", "reconcile"}}), false},
 		{"seatflow_refunds_total", labelSets(map[string][]string{"outcome": {"refunded", "requested", "rejected"}}), false},
+		{"seatflow_checkins_total", labelSets(map[string][]string{"result": {"admitted", "already_checked_in", "not_valid"}}), false},
 		{"seatflow_reconcile_found_total", labelSets(map[string][]string{"check": checks}), false}, // an empty database has no anomalies
 		{"seatflow_reconcile_fixed_total", labelSets(map[string][]string{"check": checks}), false},
 		{"seatflow_reconcile_duration_seconds", labelSets(map[string][]string{"check": checks}), true},

@@ -83,6 +83,7 @@ func TestOpenAPITextPatterns(t *testing.T) {
 		{prop("ExtendOrderRequest", "reason"), multiLine},
 		{prop("RefundOrderRequest", "reason"), nonBlank},
 		{prop("RefundOrderRequest", "reference"), oneLine},
+		{prop("CheckinRequest", "gate"), oneLine},
 	} {
 		name := strings.Join(tc.path[2:], ".")
 		got, _ := at(tc.path...).(string)

@@ -81,6 +81,9 @@ func (s *Server) routes() {
 		// verified (api_queue.go).
 		api.GET("/queue/:ticket", s.handlePollQueue, deadline(s.cfg.RequestTimeout))
 	}
+	// Door scans (api_checkins.go).
+	api.POST("/checkins", s.handleCheckin, mw...)
+	api.POST("/checkins/undo", s.handleUndoCheckin, mw...)
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes
 		api.GET("/reconcile/runs", s.handleReconcileRuns, mw...)
@@ -90,7 +93,7 @@ func (s *Server) routes() {
 
 	// Staff console (HTML, own sessions and error pages); see console.go.
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, web.URL("/")) })
-	cd := ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger, Refunds: s.refunds,
+	cd := ConsoleDeps{Engine: s.engine, DB: s.db, Hub: s.hub, Reconcile: recon, Logger: s.logger, Refunds: s.refunds, Checkins: s.checkins,
 		SessionIdle: s.cfg.SessionIdle, SecondFactor: s.cfg.RequireSecondFactor, IPv6Prefix: s.cfg.RateLimits.IPv6Prefix,
 		Registry: s.registry, Room: s.room, QueueWindow: s.cfg.queueConfig().Window}
 	var tm *till.Metrics

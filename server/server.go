@@ -15,6 +15,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/admission"
+	"seatflow/core/checkin"
 	"seatflow/core/reconcile"
 	"seatflow/core/store"
 )
@@ -36,6 +37,9 @@ type Deps struct {
 	Reconciler *reconcile.Reconciler
 	// Refunds runs refunds of paid orders (API and console).
 	Refunds *core.Refunds
+	// Checkins admits tickets at the door; nil (handler tests) gets a desk
+	// of its own with unregistered metrics.
+	Checkins *checkin.Desk
 	// Room is the waiting rooms (api_queue.go); nil (handler tests): no
 	// queue routes, and no order needs an admission.
 	Room *admission.Room
@@ -59,6 +63,7 @@ type Server struct {
 	hub      *SeatHub
 	recon    *reconcile.Reconciler
 	refunds  *core.Refunds
+	checkins *checkin.Desk
 	registry *prometheus.Registry
 	logger   *slog.Logger
 	echo     *echo.Echo
@@ -86,6 +91,9 @@ func NewServer(cfg Config, d Deps) *Server {
 		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry), health: d.health, room: d.Room,
 		overload: newOverload(cfg, d.DB.PoolSize(), d.Registry), seatMaps: newShowCache(cfg.SeatMapMaxAge, time.Now),
 		availability: newShowCache(cfg.SeatMapMaxAge, time.Now)}
+	if s.checkins = d.Checkins; s.checkins == nil {
+		s.checkins = checkin.New(d.DB, core.SystemClock{}, nil)
+	}
 	hm := newHTTPMetrics(d.Registry)
 	e.Use(traceID(), requestLog(d.Logger, hm), recoverPanics(d.Logger))
 	if d.health != nil {

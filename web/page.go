@@ -49,6 +49,7 @@ const Prefix = "/console"
 // Navigation entries.
 const (
 	NavDashboard     = "dashboard"
+	NavDoor          = "door"
 	NavHolds         = "holds"
 	NavOrders        = "orders"
 	NavShows         = "shows"

@@ -106,6 +106,7 @@ func detailFields(currency string) []detailField {
 		{"errors", "ev.errors", plain},
 		{"result", "ev.result", plain},
 		{"code", "ev.code", plain},
+		{"scans", "ev.scans", plain},
 		{"sessions", "ev.sessions", plain},
 		{"seats", "ev.seat_count", plain},
 		{"key", "ev.item", plain},

@@ -25,6 +25,7 @@ const (
 	ScopeShowsWrite  Scope = "shows:write"  // create shows, change plans, block seats, cancel shows
 	ScopeReconcile   Scope = "reconcile"    // list and start reconcile runs
 	ScopeRefunds     Scope = "refunds"      // refund paid orders
+	ScopeCheckin     Scope = "checkin"      // admit tickets at the door, undo a scan
 	// ScopeClientIP is a right, not a route's scope: the key's
 	// X-SeatFlow-Client-IP names the end user the limits count (a front
 	// end that forwards its visitors' addresses).
@@ -32,7 +33,7 @@ const (
 )
 
 // AllScopes lists every scope, in the order they are shown.
-var AllScopes = []Scope{ScopeOrdersRead, ScopeOrdersWrite, ScopeShowsWrite, ScopeReconcile, ScopeRefunds, ScopeClientIP}
+var AllScopes = []Scope{ScopeOrdersRead, ScopeOrdersWrite, ScopeShowsWrite, ScopeReconcile, ScopeRefunds, ScopeCheckin, ScopeClientIP}
 
 // Audit actions of API key management.
 const (

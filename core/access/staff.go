@@ -13,6 +13,8 @@ import (
 // Role is a console staff member's role. Each role can do everything the
 // one before it can: box_office < ops < admin; manager is box_office plus
 // setting up shows (which admin may do too), without ops' or staff powers.
+// door is gate staff: check-in and nothing else, so a phone left at a gate
+// opens no order, no customer and no money.
 type Role string
 
 const (
@@ -20,10 +22,11 @@ const (
 	RoleOps       Role = "ops"
 	RoleAdmin     Role = "admin"
 	RoleManager   Role = "manager"
+	RoleDoor      Role = "door"
 )
 
 // AllRoles lists every role, least privileged first.
-func AllRoles() []Role { return []Role{RoleBoxOffice, RoleManager, RoleOps, RoleAdmin} }
+func AllRoles() []Role { return []Role{RoleDoor, RoleBoxOffice, RoleManager, RoleOps, RoleAdmin} }
 
 // Console actions a role may be allowed; the console checks one of them on
 // every route.
@@ -39,13 +42,17 @@ const (
 	ActRefund        = "refund"         // refund a paid order (a request above the approval threshold)
 	ActApproveRefund = "approve_refund" // refund at any amount; approve or reject requests
 	ActCounterSale   = "counter_sale"   // hold seats at the counter (blocked ones too), take cash or card
+	ActCheckin       = "checkin"        // scan tickets at the door, undo a scan
+	ActSignOut       = "sign_out"       // end one's own session
 )
 
 // Can is the permission table. Unknown roles and actions may do nothing.
 func (r Role) Can(action string) bool {
 	switch action {
-	case ActView, ActForceCancel, ActExtendHold, ActRefund, ActCounterSale:
+	case ActCheckin, ActSignOut:
 		return r.Valid()
+	case ActView, ActForceCancel, ActExtendHold, ActRefund, ActCounterSale:
+		return r.Valid() && r != RoleDoor
 	case ActDiscrepancies, ActReconcile, ActAudit, ActApproveRefund:
 		return r == RoleOps || r == RoleAdmin
 	case ActShows:
@@ -58,7 +65,7 @@ func (r Role) Can(action string) bool {
 
 // Valid reports whether r is a known role.
 func (r Role) Valid() bool {
-	return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin || r == RoleManager
+	return r == RoleBoxOffice || r == RoleOps || r == RoleAdmin || r == RoleManager || r == RoleDoor
 }
 
 // ParseRole checks a role name from a form or the command line.
@@ -67,7 +74,7 @@ func ParseRole(s string) (Role, error) {
 		return r, nil
 	}
 	return "", &fault.Error{Kind: fault.KindInvalid, Code: ErrBadRole.Code,
-		Message: fmt.Sprintf("role %q is not one of box_office, manager, ops, admin", s)}
+		Message: fmt.Sprintf("role %q is not one of door, box_office, manager, ops, admin", s)}
 }
 
 // Staff is a console account. The password hash never leaves the store

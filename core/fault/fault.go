@@ -31,6 +31,9 @@ type Error struct {
 	Field   string   // the request field at fault, e.g. "seats[3].category"
 	// Left, for not_enough_seats: what remains per category.
 	Left any
+	// Detail is more about a refusal, written in the error body as is
+	// (check-in: the first scan, or why a ticket is not valid).
+	Detail any
 	// RetryAfter, for KindRateLimited: when trying again may succeed
 	// (0: a second).
 	RetryAfter time.Duration

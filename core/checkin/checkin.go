@@ -1,0 +1,347 @@
+// Package checkin admits tickets at the door. A ticket is a seat of a paid
+// order; the QR code on the printed ticket carries the order's short code
+// (core/codes.go). A ticket admits once: the store's one conditional update
+// (order_seat.checked_in_at = 0 → now, while the order is paid) decides, so
+// two gates on two instances scanning one ticket at the same instant admit
+// it once and the other learns who was first.
+package checkin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"seatflow/core"
+	"seatflow/core/text"
+)
+
+// Results of a scan, the result label of seatflow_checkins_total.
+const (
+	ResultAdmitted         = "admitted"
+	ResultAlreadyCheckedIn = "already_checked_in"
+	ResultNotValid         = "not_valid"
+)
+
+// Reasons a ticket is not valid.
+const (
+	ReasonUnknownCode = "unknown_code" // no order has this code or number
+	ReasonUnpaid      = "unpaid"       // pending: not paid (yet)
+	ReasonCancelled   = "cancelled"
+	ReasonRefunded    = "refunded"
+	ReasonAnotherShow = "another_show" // the request named a show and the order is for another
+	ReasonNotInOrder  = "seat_not_in_order"
+)
+
+// AuditUndo is the audit action of an undone scan.
+const AuditUndo = "checkin_undo"
+
+// maxGateLen bounds a gate's name (the column is VARCHAR(64)).
+const maxGateLen = 64
+
+// Error codes. ErrAlreadyCheckedIn and ErrNotValid come back with Detail
+// set (a *Refusal), so the API can name the first scan or the reason.
+var (
+	ErrAlreadyCheckedIn = &core.Error{Kind: core.KindConflict, Code: ResultAlreadyCheckedIn, Message: "ticket already checked in"}
+	ErrNotValid         = &core.Error{Kind: core.KindConflict, Code: ResultNotValid, Message: "ticket is not valid"}
+	ErrNotCheckedIn     = &core.Error{Kind: core.KindConflict, Code: "not_checked_in", Message: "no admitted ticket to undo"}
+	ErrBadRequest       = &core.Error{Kind: core.KindInvalid, Code: "invalid_request", Message: "give a code or an order_no, and a gate"}
+)
+
+// Ticket is one seat of an order and its admission (At zero: not admitted).
+type Ticket struct {
+	ShowID  int64
+	OrderNo string
+	SeatID  string
+	At      time.Time
+	Gate    string
+	Actor   string
+	Scan    string // the admitting scan's id
+}
+
+// Scan is one conditional admission the store runs.
+type Scan struct {
+	OrderNo string
+	SeatIDs []string // the order's seats to admit, sorted
+	Gate    string
+	Actor   string
+	At      time.Time
+	ID      string // random; the rows this scan admitted carry it
+}
+
+// Store is what check-in needs of the system of record.
+type Store interface {
+	OrderNoByCode(ctx context.Context, code string) (string, error)
+	Order(ctx context.Context, orderNo string) (core.Order, error)
+	// AdmitTickets is the one conditional update: it sets the admission of
+	// those of s.SeatIDs not admitted yet, only while the order is paid,
+	// and returns every ticket (order_seat row) of the order afterwards.
+	AdmitTickets(ctx context.Context, s Scan) ([]Ticket, error)
+	// UndoTickets clears the admission of the order's admitted seats among
+	// seatIDs (all when empty) and, in the same transaction, writes the
+	// audit row entry returns for the tickets it cleared; none cleared is
+	// no audit row and no error.
+	UndoTickets(ctx context.Context, orderNo string, seatIDs []string,
+		entry func([]Ticket) core.AuditEntry) ([]Ticket, error)
+}
+
+// Request is one scan at a gate.
+type Request struct {
+	Code    string   // the QR's order code, or
+	OrderNo string   // the order number
+	Gate    string   // where the scan happened
+	ShowID  int64    // when not 0, the show this gate admits to
+	SeatIDs []string // part of the order; empty: all its seats
+	Actor   string   // who scanned: staff:<name> or api:<prefix>
+}
+
+// Admission is an admitted scan.
+type Admission struct {
+	Order core.Order
+	// Seats are the seats this scan admitted; AdmittedCount is how many
+	// of the order's seats are admitted now, this scan's included.
+	Seats         []string
+	AdmittedCount int
+	At            time.Time
+}
+
+// Refusal is the Detail of ErrAlreadyCheckedIn and ErrNotValid.
+type Refusal struct {
+	Reason  string   `json:"reason,omitempty"` // not_valid's
+	OrderNo string   `json:"order_no,omitempty"`
+	ShowID  int64    `json:"show_id,omitempty"`
+	Seats   []string `json:"seats,omitempty"`
+	// First is the earliest admission of the asked seats (already_checked_in).
+	First *Entry `json:"first,omitempty"`
+}
+
+// Entry is when, at which gate and by whom a ticket was admitted.
+type Entry struct {
+	SeatID string    `json:"seat_id"`
+	At     time.Time `json:"at"`
+	Gate   string    `json:"gate"`
+	By     string    `json:"by"`
+}
+
+// Desk admits and undoes scans.
+type Desk struct {
+	store   Store
+	clock   core.Clock
+	results *prometheus.CounterVec
+}
+
+// New returns a desk over s; reg (may be nil) gets seatflow_checkins_total,
+// every result at 0.
+func New(s Store, clock core.Clock, reg prometheus.Registerer) *Desk {
+	results := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "seatflow_checkins_total",
+		Help: "Ticket scans at the door, by result: admitted, already_checked_in, not_valid."}, []string{"result"})
+	for _, r := range []string{ResultAdmitted, ResultAlreadyCheckedIn, ResultNotValid} {
+		results.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(results)
+	}
+	return &Desk{store: s, clock: clock, results: results}
+}
+
+// Admit decides one scan: an Admission, or ErrAlreadyCheckedIn or
+// ErrNotValid carrying a *Refusal, or another error (bad request, store).
+func (d *Desk) Admit(ctx context.Context, r Request) (Admission, error) {
+	a, err := d.admit(ctx, r)
+	switch {
+	case err == nil:
+		d.results.WithLabelValues(ResultAdmitted).Inc()
+	case errors.Is(err, ErrAlreadyCheckedIn):
+		d.results.WithLabelValues(ResultAlreadyCheckedIn).Inc()
+	case errors.Is(err, ErrNotValid):
+		d.results.WithLabelValues(ResultNotValid).Inc()
+	}
+	return a, err
+}
+
+func (d *Desk) admit(ctx context.Context, r Request) (Admission, error) {
+	gate, err := checkGate(r.Gate)
+	if err != nil {
+		return Admission{}, err
+	}
+	o, err := d.order(ctx, r.Code, r.OrderNo)
+	if err != nil {
+		return Admission{}, err
+	}
+	seats, err := pick(o, r.SeatIDs)
+	if err != nil {
+		return Admission{}, err
+	}
+	if err := valid(o, r.ShowID); err != nil {
+		return Admission{}, err
+	}
+	scan := Scan{OrderNo: o.OrderNo, SeatIDs: seats, Gate: gate, Actor: r.Actor, At: d.clock.Now().UTC(), ID: newScanID()}
+	tickets, err := d.store.AdmitTickets(ctx, scan)
+	if err != nil {
+		return Admission{}, err
+	}
+	a := Admission{Order: o, At: scan.At}
+	var first *Entry
+	for _, t := range tickets {
+		if t.At.IsZero() {
+			continue
+		}
+		a.AdmittedCount++
+		switch {
+		case t.Scan == scan.ID:
+			a.Seats = append(a.Seats, t.SeatID)
+		case slices.Contains(seats, t.SeatID) && (first == nil || t.At.Before(first.At)):
+			first = &Entry{SeatID: t.SeatID, At: t.At, Gate: t.Gate, By: t.Actor}
+		}
+	}
+	if len(a.Seats) > 0 {
+		return a, nil
+	}
+	if first != nil {
+		return Admission{}, refuse(ErrAlreadyCheckedIn, Refusal{OrderNo: o.OrderNo, ShowID: o.ShowID, Seats: seats, First: first})
+	}
+	// Nothing admitted and nobody before: the order stopped being paid
+	// between the read and the update (a refund won). Say what it is now.
+	now, err := d.store.Order(ctx, o.OrderNo)
+	if err != nil {
+		return Admission{}, err
+	}
+	if err := valid(now, r.ShowID); err != nil {
+		return Admission{}, err
+	}
+	return Admission{}, fmt.Errorf("checkin %s: paid, but its seats have no rows", o.OrderNo)
+}
+
+// Undo clears the admission of the order's seats (all when seatIDs is
+// empty) so they admit again, once; staff is audited with the scans undone.
+func (d *Desk) Undo(ctx context.Context, code, orderNo string, seatIDs []string, staff *core.StaffAction) ([]Ticket, error) {
+	o, err := d.order(ctx, code, orderNo)
+	if errors.Is(err, ErrNotValid) {
+		return nil, fmt.Errorf("undo check-in: %w", core.ErrOrderNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	seats, err := pick(o, seatIDs)
+	if err != nil {
+		return nil, err
+	}
+	at := d.clock.Now().UTC()
+	undone, err := d.store.UndoTickets(ctx, o.OrderNo, seats, func(ts []Ticket) core.AuditEntry {
+		scans := make([]string, len(ts))
+		for i, t := range ts {
+			scans[i] = fmt.Sprintf("%s %s %s %s", t.SeatID, t.At.Format(time.RFC3339Nano), t.Gate, t.Actor)
+		}
+		return staff.Entry(at, AuditUndo, "order:"+o.OrderNo, map[string]any{"scans": scans})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(undone) == 0 {
+		return nil, ErrNotCheckedIn
+	}
+	return undone, nil
+}
+
+// order resolves a scanned code or a typed order number; an unknown one is
+// not valid (the door must say so, not "not found").
+func (d *Desk) order(ctx context.Context, code, orderNo string) (core.Order, error) {
+	code, orderNo = strings.TrimSpace(code), strings.TrimSpace(orderNo)
+	if (code == "") == (orderNo == "") {
+		return core.Order{}, ErrBadRequest
+	}
+	unknown := refuse(ErrNotValid, Refusal{Reason: ReasonUnknownCode})
+	if code != "" {
+		c, ok := core.NormalizeCode(code)
+		if !ok || len(c) != core.CodeLen {
+			return core.Order{}, unknown
+		}
+		no, err := d.store.OrderNoByCode(ctx, c)
+		if errors.Is(err, core.ErrOrderNotFound) {
+			return core.Order{}, unknown
+		}
+		if err != nil {
+			return core.Order{}, err
+		}
+		orderNo = no
+	}
+	o, err := d.store.Order(ctx, core.NormalizeOrderNo(orderNo))
+	if errors.Is(err, core.ErrOrderNotFound) {
+		return core.Order{}, unknown
+	}
+	return o, err
+}
+
+// valid refuses an order that does not admit: not paid, or for another
+// show than the one the gate admits to.
+func valid(o core.Order, showID int64) error {
+	reason := ""
+	switch o.Status {
+	case core.StatusPaid:
+	case core.StatusPending:
+		reason = ReasonUnpaid
+	case core.StatusCancelled:
+		reason = ReasonCancelled
+	case core.StatusRefunded:
+		reason = ReasonRefunded
+	default:
+		reason = o.Status.String()
+	}
+	if reason == "" && showID != 0 && showID != o.ShowID {
+		reason = ReasonAnotherShow
+	}
+	if reason == "" {
+		return nil
+	}
+	return refuse(ErrNotValid, Refusal{Reason: reason, OrderNo: o.OrderNo, ShowID: o.ShowID})
+}
+
+// pick is the seats of o a scan asks for, sorted: all when asked is empty;
+// a seat not of o makes the scan not valid.
+func pick(o core.Order, asked []string) ([]string, error) {
+	if len(asked) == 0 {
+		return slices.Sorted(slices.Values(o.SeatIDs)), nil
+	}
+	var out []string
+	for _, s := range asked {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(o.SeatIDs, s) {
+			return nil, refuse(ErrNotValid, Refusal{Reason: ReasonNotInOrder, OrderNo: o.OrderNo, ShowID: o.ShowID, Seats: []string{s}})
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func checkGate(g string) (string, error) {
+	g = strings.TrimSpace(g)
+	if g == "" || utf8.RuneCountInString(g) > maxGateLen {
+		return "", &core.Error{Kind: core.KindInvalid, Code: "bad_gate", Field: "gate",
+			Message: fmt.Sprintf("gate: give a name of 1 to %d characters", maxGateLen)}
+	}
+	return text.Check("gate", g, text.OneLine)
+}
+
+// refuse is base with the refusal attached.
+func refuse(base *core.Error, r Refusal) error {
+	e := *base
+	e.Detail = &r
+	e.Seats = r.Seats
+	return &e
+}
+
+func newScanID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jmoiron/sqlx"
+
+	"seatflow/core"
+	"seatflow/core/checkin"
+)
+
+var _ checkin.Store = (*DB)(nil)
+
+const ticketCols = `show_id, order_no, seat_id, checked_in_at, checkin_gate, checkin_actor, checkin_scan`
+
+type ticketRow struct {
+	ShowID  int64  `db:"show_id"`
+	OrderNo string `db:"order_no"`
+	SeatID  string `db:"seat_id"`
+	At      int64  `db:"checked_in_at"`
+	Gate    string `db:"checkin_gate"`
+	Actor   string `db:"checkin_actor"`
+	Scan    string `db:"checkin_scan"`
+}
+
+func tickets(rs []ticketRow) []checkin.Ticket {
+	out := make([]checkin.Ticket, len(rs))
+	for i, r := range rs {
+		out[i] = checkin.Ticket{ShowID: r.ShowID, OrderNo: r.OrderNo, SeatID: r.SeatID, At: fromMS(r.At),
+			Gate: r.Gate, Actor: r.Actor, Scan: r.Scan}
+	}
+	return out
+}
+
+// AdmitTickets is check-in's one conditional update: only seats not yet
+// admitted (checked_in_at = 0) of an order still paid. Two scans of one
+// ticket block on its row; the later finds it admitted and matches none.
+// A refund or cancel deletes the rows, so it and a scan also meet there.
+func (db *DB) AdmitTickets(ctx context.Context, s checkin.Scan) ([]checkin.Ticket, error) {
+	var rows []ticketRow
+	err := db.InTx(ctx, func(t core.Tx) error {
+		x := t.(*tx).x
+		q, args, err := sqlx.In(`UPDATE order_seat SET checked_in_at = ?, checkin_gate = ?, checkin_actor = ?, checkin_scan = ?
+ WHERE order_no = ? AND seat_id IN (?) AND checked_in_at = 0
+ AND EXISTS (SELECT 1 FROM order_info o WHERE o.order_no = ? AND o.status = ?)`,
+			ms(s.At), s.Gate, s.Actor, s.ID, s.OrderNo, s.SeatIDs, s.OrderNo, int(core.StatusPaid))
+		if err != nil {
+			return err
+		}
+		if _, err := x.ExecContext(ctx, x.Rebind(q), args...); err != nil {
+			return dbErr(err, "check in %s", s.OrderNo)
+		}
+		// A locking read: the latest committed admissions (other gates'),
+		// not a snapshot of before them.
+		rows = nil
+		if err := x.SelectContext(ctx, &rows, `SELECT `+ticketCols+` FROM order_seat WHERE order_no = ? ORDER BY seat_id`+
+			db.dialect.forShare(), s.OrderNo); err != nil {
+			return dbErr(err, "tickets of %s", s.OrderNo)
+		}
+		return nil
+	})
+	return tickets(rows), err
+}
+
+// UndoTickets clears the admissions of the order's seats among seatIDs and
+// writes entry's audit row in the same transaction.
+func (db *DB) UndoTickets(ctx context.Context, orderNo string, seatIDs []string,
+	entry func([]checkin.Ticket) core.AuditEntry) ([]checkin.Ticket, error) {
+	var undone []checkin.Ticket
+	err := db.InTx(ctx, func(t core.Tx) error {
+		x := t.(*tx).x
+		q, args, err := sqlx.In(`SELECT `+ticketCols+` FROM order_seat
+ WHERE order_no = ? AND seat_id IN (?) AND checked_in_at <> 0 ORDER BY seat_id`+db.dialect.forUpdate(), orderNo, seatIDs)
+		if err != nil {
+			return err
+		}
+		var rows []ticketRow
+		if err := x.SelectContext(ctx, &rows, x.Rebind(q), args...); err != nil {
+			return dbErr(err, "admitted tickets of %s", orderNo)
+		}
+		undone = tickets(rows)
+		if len(rows) == 0 {
+			return nil
+		}
+		ids := make([]string, len(rows))
+		for i, r := range rows {
+			ids[i] = r.SeatID
+		}
+		q, args, err = sqlx.In(`UPDATE order_seat SET checked_in_at = 0, checkin_gate = '', checkin_actor = '', checkin_scan = ''
+ WHERE order_no = ? AND seat_id IN (?)`, orderNo, ids)
+		if err != nil {
+			return err
+		}
+		if _, err := x.ExecContext(ctx, x.Rebind(q), args...); err != nil {
+			return dbErr(err, "undo check-in of %s", orderNo)
+		}
+		return addAudit(ctx, x, entry(undone))
+	})
+	return undone, err
+}
