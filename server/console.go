@@ -216,10 +216,13 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.POST("/staff", cn.staffAdd, staff)
 	g.POST("/staff/:id/disable", cn.staffDisable, staff)
 	g.POST("/staff/:id/enable", cn.staffEnable, staff)
-	cn.sessionRoutes(g)
-	cn.passwordRoutes(g, view, staff)
-	cn.secondFactorRoutes(g, view, staff)
-	cn.zoneRoutes(g, view)
+	// Every role, the door too, keeps its own account: with
+	// SEATFLOW_REQUIRE_2FA a door account must reach its 2FA set-up.
+	own := cn.requireRole(access.ActOwnAccount)
+	cn.sessionRoutes(g, own)
+	cn.passwordRoutes(g, own, staff)
+	cn.secondFactorRoutes(g, own, staff)
+	cn.zoneRoutes(g, own)
 	cn.mountReopen(g, view)
 	cn.queueRoutes(g, view)
 	cn.inboxRoutes(g)

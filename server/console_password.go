@@ -26,9 +26,9 @@ import (
 // for someone with no session, like the login page.
 const resetCookie = "seatflow_reset"
 
-func (cn *console) passwordRoutes(g *echo.Group, view, staff echo.MiddlewareFunc) {
-	g.GET("/account/password", cn.passwordForm, view)
-	g.POST("/account/password", cn.changePassword, view)
+func (cn *console) passwordRoutes(g *echo.Group, own, staff echo.MiddlewareFunc) {
+	g.GET("/account/password", cn.passwordForm, own)
+	g.POST("/account/password", cn.changePassword, own)
 	g.POST("/staff/:id/role", cn.setStaffRole, staff)
 	g.POST("/staff/:id/reset-link", cn.makeResetLink, staff)
 	g.GET("/reset/:token", cn.resetForm, noReferrer)

@@ -16,8 +16,7 @@ import (
 // commit in one transaction (store.EndSessions); the streams of the ended
 // sessions on this instance end at once, those on other instances at their
 // next keep-alive, when the session is no longer found.
-func (cn *console) sessionRoutes(g *echo.Group) {
-	own := cn.requireRole(access.ActView)
+func (cn *console) sessionRoutes(g *echo.Group, own echo.MiddlewareFunc) {
 	g.GET("/sessions", cn.sessionsPage, own)
 	g.POST("/sessions/end-others", cn.endOtherSessions, own)
 	g.POST("/sessions/end-all", cn.endAllSessions, own)

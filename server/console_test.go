@@ -349,13 +349,13 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		{"POST", "/console/staff/" + targetID + "/role", access.ActStaff, url.Values{"role": {"ops"}}, 303},
 		{"POST", "/console/staff/" + targetID + "/reset-link", access.ActStaff, url.Values{}, 200},
 		{"POST", "/console/staff/" + targetID + "/2fa-reset", access.ActStaff, url.Values{}, 303},
-		{"GET", "/console/account/2fa", access.ActView, nil, 200},
-		{"POST", "/console/account/2fa", access.ActView, url.Values{"code": {"000000"}}, 422},
-		{"GET", "/console/account/password", access.ActView, nil, 200},
+		{"GET", "/console/account/2fa", access.ActOwnAccount, nil, 200},
+		{"POST", "/console/account/2fa", access.ActOwnAccount, url.Values{"code": {"000000"}}, 422},
+		{"GET", "/console/account/password", access.ActOwnAccount, nil, 200},
 		// The wrong current password: past the role check, the same for every role.
-		{"POST", "/console/account/password", access.ActView, url.Values{"current": {"wrong"}, "password": {"x"}, "confirm": {"x"}}, 422},
-		{"GET", "/console/account/zone", access.ActView, nil, 200},
-		{"POST", "/console/account/zone", access.ActView, url.Values{"time_zone": {"Asia/Tokyo"}}, 303},
+		{"POST", "/console/account/password", access.ActOwnAccount, url.Values{"current": {"wrong"}, "password": {"x"}, "confirm": {"x"}}, 422},
+		{"GET", "/console/account/zone", access.ActOwnAccount, nil, 200},
+		{"POST", "/console/account/zone", access.ActOwnAccount, url.Values{"time_zone": {"Asia/Tokyo"}}, 303},
 		{"POST", "/console/logout", access.ActSignOut, url.Values{}, 303},
 	}
 	send := func(b *browser, r route, csrf string) *httptest.ResponseRecorder {

@@ -33,11 +33,11 @@ const (
 	offerReuse = 10 * time.Minute
 )
 
-func (cn *console) secondFactorRoutes(g *echo.Group, view, staff echo.MiddlewareFunc) {
+func (cn *console) secondFactorRoutes(g *echo.Group, own, staff echo.MiddlewareFunc) {
 	g.POST("/login/code", cn.loginCode)
-	g.GET("/account/2fa", cn.secondFactorPage, view)
-	g.POST("/account/2fa", cn.confirmSecondFactor, view)
-	g.POST("/account/2fa/disable", cn.disableSecondFactor, view)
+	g.GET("/account/2fa", cn.secondFactorPage, own)
+	g.POST("/account/2fa", cn.confirmSecondFactor, own)
+	g.POST("/account/2fa/disable", cn.disableSecondFactor, own)
 	g.POST("/staff/:id/2fa-reset", cn.resetSecondFactor, staff)
 	g.POST("/staff/:id/2fa-unlock", cn.unlockSecondFactor, staff)
 }

@@ -13,9 +13,9 @@ import (
 // zoneRoutes mounts the time zone page, where everyone picks the zone
 // their console times are shown in. The change and its audit row commit in
 // one transaction; the next page is in the new zone.
-func (cn *console) zoneRoutes(g *echo.Group, view echo.MiddlewareFunc) {
-	g.GET("/account/zone", cn.zoneForm, view)
-	g.POST("/account/zone", cn.setZone, view)
+func (cn *console) zoneRoutes(g *echo.Group, own echo.MiddlewareFunc) {
+	g.GET("/account/zone", cn.zoneForm, own)
+	g.POST("/account/zone", cn.setZone, own)
 }
 
 func (cn *console) zoneForm(c echo.Context) error {
