@@ -118,6 +118,7 @@ var catalog = map[string]entry{
 	"role.door":       {"door", "检票员"},
 
 	"nav.door":                       {"Door", "检票"},
+	"shows.door":                     {"Scan tickets at the door", "在入口检票"},
 	"door.title":                     {"Check-in", "检票"},
 	"door.gate":                      {"Gate", "入口"},
 	"door.code":                      {"Ticket code", "票码"},
