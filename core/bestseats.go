@@ -120,6 +120,9 @@ type SeatIndex struct {
 	// whose bound is above a set already found cannot beat it. Order[0]
 	// serves apart picks.
 	Order []string
+	order [][]rowBound // Order as ChooseBest reads it, rows from 0
+	// Categories are the plan's categories, sorted.
+	Categories []string
 	// AllowSingles is the show's rule (BestRules.AllowSingles).
 	AllowSingles bool
 }
@@ -165,17 +168,24 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 		h.Write([]byte{'\n'})
 	}
 	idx.Tag = hex.EncodeToString(h.Sum(nil)[:12])
-	idx.Order = rowOrder(idx.Rows)
+	idx.Order, idx.order = rowOrder(idx.Rows)
+	for _, s := range seats {
+		idx.Categories = append(idx.Categories, s.Category)
+	}
+	slices.Sort(idx.Categories)
+	idx.Categories = slices.Compact(idx.Categories)
 	return idx
 }
 
-// rowOrder is SeatIndex.Order of rows.
-func rowOrder(rows [][]IndexSeat) []string {
-	type bound struct {
-		row   int
-		score int64
-	}
-	by := make([][]bound, MaxBestCount)
+// rowBound is a row and the lowest score some k adjacent seats of it have.
+type rowBound struct {
+	row   int
+	score int64
+}
+
+// rowOrder is SeatIndex.Order of rows, encoded and as is.
+func rowOrder(rows [][]IndexSeat) ([]string, [][]rowBound) {
+	by := make([][]rowBound, MaxBestCount)
 	for r, row := range rows {
 		for k := 1; k <= MaxBestCount; k++ {
 			low, found := int64(0), false
@@ -194,23 +204,23 @@ func rowOrder(rows [][]IndexSeat) []string {
 				}
 			}
 			if found {
-				by[k-1] = append(by[k-1], bound{r + 1, low})
+				by[k-1] = append(by[k-1], rowBound{r, low})
 			}
 		}
 	}
 	out := make([]string, MaxBestCount)
 	for k, bs := range by {
-		slices.SortFunc(bs, func(a, b bound) int { return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.row, b.row)) })
+		slices.SortFunc(bs, func(a, b rowBound) int { return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.row, b.row)) })
 		var b strings.Builder
 		for i, x := range bs {
 			if i > 0 {
 				b.WriteByte(';')
 			}
-			b.WriteString(strconv.Itoa(x.row) + "," + strconv.FormatInt(x.score, 10))
+			b.WriteString(strconv.Itoa(x.row+1) + "," + strconv.FormatInt(x.score, 10))
 		}
 		out[k] = b.String()
 	}
-	return out
+	return out, by
 }
 
 func boolDigit(b bool) string {
@@ -234,44 +244,109 @@ func focal(seats []Seat, r BestRules) (float64, float64) {
 
 // ChooseBest applies the rules to the index with free telling which seats
 // are free. ok is false when no set fits; left then says what remains.
-func ChooseBest(idx *SeatIndex, req BestRequest, free func(id string) bool) (c BestChoice, left []SeatsLeft, ok bool) {
-	st := make([][]bool, len(idx.Rows)) // free, then taken by this choice too
-	for r, row := range idx.Rows {
-		st[r] = make([]bool, len(row))
-		for i, s := range row {
-			st[r][i] = free(s.ID)
-		}
-	}
-	eligible := func(s IndexSeat) bool {
-		return (req.Category == "" || s.Category == req.Category) && s.Accessible == req.Accessible
-	}
+//
+// runs, when not nil, is the caller's copy of each row's longest stretch
+// of free seats (Break ends one) as last seen, -1 when unknown (len = the
+// rows): ChooseBest skips a row whose stretch is too short without asking
+// free about its seats, and updates runs for the rows it reads and takes
+// from. Seats only being taken since, a stored stretch is never shorter
+// than the row's true one; whoever frees a seat must forget runs (the
+// in-process store sets it to nil, best.lua's callers drop the field).
+func ChooseBest(idx *SeatIndex, req BestRequest, free func(id string) bool, runs []int8) (c BestChoice, left []SeatsLeft, ok bool) {
+	v := visit{idx: idx, req: req, free: free, runs: runs, st: make([][]bool, len(idx.Rows))}
 	if req.Together {
-		c, ok = chooseTogether(idx, st, req, eligible)
+		c, ok = v.together()
 	} else {
-		c, ok = chooseApart(idx, st, req, eligible)
+		c, ok = v.apart()
 	}
 	if !ok {
-		return BestChoice{}, seatsLeft(idx, st, req), false
+		left = v.seatsLeft()
 	}
-	return c, nil, true
+	v.learn()
+	return c, left, ok
 }
 
-// strands reports whether taking row[i..j] strands a single free seat.
-func strands(row []IndexSeat, st []bool, i, j int) bool {
-	// left neighbour i-1, alone if its own left is not free
-	if i > 0 && !row[i-1].Break && st[i-1] && (i-2 < 0 || row[i-2].Break || !st[i-2]) {
+// visit is one choice: the rows read so far (st[r] each seat free, then
+// taken by this choice too; nil for a row not read) and the best set found.
+type visit struct {
+	idx  *SeatIndex
+	req  BestRequest
+	free func(string) bool
+	runs []int8
+	st   [][]bool
+	read []int // rows read, in the order read
+
+	bestR, bestI, at int // at: the next entry of the row order to visit
+	bestStrand       bool
+	bestScore        int64
+}
+
+func (v *visit) load(r int) []bool {
+	if v.st[r] == nil {
+		row := v.idx.Rows[r]
+		st := make([]bool, len(row))
+		for i, s := range row {
+			st[i] = v.free(s.ID)
+		}
+		v.st[r] = st
+		v.read = append(v.read, r)
+	}
+	return v.st[r]
+}
+
+// known is the stored stretch of row r, or -1.
+func (v *visit) known(r int) int {
+	if v.runs == nil || v.st[r] != nil {
+		return -1
+	}
+	return int(v.runs[r])
+}
+
+func (v *visit) eligible(s IndexSeat) bool {
+	return (v.req.Category == "" || s.Category == v.req.Category) && s.Accessible == v.req.Accessible
+}
+
+// better orders sets by (strands, score, row, position).
+func (v *visit) better(strand bool, score int64, r, i int) bool {
+	switch {
+	case v.bestR < 0:
 		return true
+	case strand != v.bestStrand:
+		return !strand
+	case score != v.bestScore:
+		return score < v.bestScore
+	case r != v.bestR:
+		return r < v.bestR
 	}
-	return !row[j].Break && j+1 < len(row) && st[j+1] && (row[j+1].Break || j+2 >= len(row) || !st[j+2])
+	return i < v.bestI
 }
 
-func chooseTogether(idx *SeatIndex, st [][]bool, req BestRequest, eligible func(IndexSeat) bool) (BestChoice, bool) {
-	k := req.Count
-	bestR, bestI, bestStrand, bestScore := -1, 0, false, int64(0)
-	for r, row := range idx.Rows {
+// nextRow is the next row of order worth reading (its stretch at least
+// need), or -1: none is left, or none left can beat the orphan-free set
+// in hand.
+func (v *visit) nextRow(order []rowBound, need int) int {
+	for ; v.at < len(order); v.at++ {
+		b := order[v.at]
+		if v.bestR >= 0 && !v.bestStrand && (b.score > v.bestScore || (b.score == v.bestScore && b.row > v.bestR)) {
+			return -1
+		}
+		if n := v.known(b.row); n >= 0 && n < need {
+			continue
+		}
+		v.at++
+		return b.row
+	}
+	return -1
+}
+
+func (v *visit) together() (BestChoice, bool) {
+	k := v.req.Count
+	v.bestR = -1
+	for r := v.nextRow(v.idx.order[k-1], k); r >= 0; r = v.nextRow(v.idx.order[k-1], k) {
+		row, st := v.idx.Rows[r], v.load(r)
 		run, sum := 0, int64(0) // eligible adjacent seats ending at i, and their scores' sum over the last k
 		for i, s := range row {
-			if !st[r][i] || !eligible(s) {
+			if !st[i] || !v.eligible(s) {
 				run, sum = 0, 0
 				continue
 			}
@@ -286,75 +361,109 @@ func chooseTogether(idx *SeatIndex, st [][]bool, req BestRequest, eligible func(
 			if run < k {
 				continue
 			}
-			strand := req.AvoidSingles && strands(row, st[r], i-k+1, i)
-			if bestR < 0 || (!strand && bestStrand) || (strand == bestStrand && sum < bestScore) {
-				bestR, bestI, bestStrand, bestScore = r, i-k+1, strand, sum
+			strand := v.req.AvoidSingles && strands(row, st, i-k+1, i)
+			if v.better(strand, sum, r, i-k+1) {
+				v.bestR, v.bestI, v.bestStrand, v.bestScore = r, i-k+1, strand, sum
 			}
 		}
 	}
-	if bestR < 0 {
+	if v.bestR < 0 {
 		return BestChoice{}, false
 	}
-	row := idx.Rows[bestR]
-	c := BestChoice{Stranded: strands(row, st[bestR], bestI, bestI+k-1)}
-	for i := bestI; i < bestI+k; i++ {
+	row, st := v.idx.Rows[v.bestR], v.st[v.bestR]
+	c := BestChoice{Stranded: strands(row, st, v.bestI, v.bestI+k-1)}
+	for i := v.bestI; i < v.bestI+k; i++ {
+		st[i] = false
 		c.SeatIDs = append(c.SeatIDs, row[i].ID)
 	}
 	return c, true
 }
 
-func chooseApart(idx *SeatIndex, st [][]bool, req BestRequest, eligible func(IndexSeat) bool) (BestChoice, bool) {
-	n := 0 // enough first, so a failed choice leaves st as it found it
-	for r, row := range idx.Rows {
-		for i, s := range row {
-			if st[r][i] && eligible(s) {
-				n++
-			}
-		}
-	}
-	if n < req.Count {
-		return BestChoice{}, false
-	}
+func (v *visit) apart() (BestChoice, bool) {
 	var c BestChoice
-	for range req.Count {
-		bestR, bestI, bestStrand, bestScore := -1, 0, false, int64(0)
-		for r, row := range idx.Rows {
-			for i, s := range row {
-				if !st[r][i] || !eligible(s) {
-					continue
-				}
-				if bestR >= 0 && !bestStrand && s.Score >= bestScore {
-					continue // cannot beat the best found, whatever it strands
-				}
-				strand := req.AvoidSingles && strands(row, st[r], i, i)
-				if bestR < 0 || (!strand && bestStrand) || (strand == bestStrand && s.Score < bestScore) {
-					bestR, bestI, bestStrand, bestScore = r, i, strand, s.Score
-				}
+	type pick struct{ r, i int }
+	var picks []pick
+	scan := func(r int) {
+		row, st := v.idx.Rows[r], v.st[r]
+		for i, s := range row {
+			if !st[i] || !v.eligible(s) || (v.bestR >= 0 && !v.bestStrand && s.Score > v.bestScore) {
+				continue
+			}
+			strand := v.req.AvoidSingles && strands(row, st, i, i)
+			if v.better(strand, s.Score, r, i) {
+				v.bestR, v.bestI, v.bestStrand, v.bestScore = r, i, strand, s.Score
 			}
 		}
-		c.Stranded = c.Stranded || strands(idx.Rows[bestR], st[bestR], bestI, bestI)
-		st[bestR][bestI] = false
-		c.SeatIDs = append(c.SeatIDs, idx.Rows[bestR][bestI].ID)
+	}
+	for range v.req.Count {
+		v.bestR = -1
+		for _, r := range v.read {
+			scan(r)
+		}
+		for r := v.nextRow(v.idx.order[0], 1); r >= 0; r = v.nextRow(v.idx.order[0], 1) {
+			v.load(r)
+			scan(r)
+		}
+		if v.bestR < 0 {
+			// Not enough: the seats picked go back before counting what is left.
+			for _, p := range picks {
+				v.st[p.r][p.i] = true
+			}
+			return BestChoice{}, false
+		}
+		row, st := v.idx.Rows[v.bestR], v.st[v.bestR]
+		c.Stranded = c.Stranded || strands(row, st, v.bestI, v.bestI)
+		st[v.bestI] = false
+		picks = append(picks, pick{v.bestR, v.bestI})
+		c.SeatIDs = append(c.SeatIDs, row[v.bestI].ID)
 	}
 	return c, true
 }
 
+// learn stores the stretch of every row read (after what this choice took).
+func (v *visit) learn() {
+	if v.runs == nil {
+		return
+	}
+	for _, r := range v.read {
+		row, st := v.idx.Rows[r], v.st[r]
+		longest, run := 0, 0
+		for i := range row {
+			if i > 0 && row[i-1].Break {
+				run = 0
+			}
+			if !st[i] {
+				run = 0
+				continue
+			}
+			run++
+			longest = max(longest, run)
+		}
+		v.runs[r] = int8(min(longest, MaxBestCount+1))
+	}
+}
+
 // seatsLeft counts, per category, the free seats the request could have
-// had apart from its category, and their longest stretch together.
-func seatsLeft(idx *SeatIndex, st [][]bool, req BestRequest) []SeatsLeft {
-	by := map[string]*SeatsLeft{}
-	for r, row := range idx.Rows {
+// had apart from its category, and their longest stretch together. A row
+// known to have no free seat is not read.
+func (v *visit) seatsLeft() []SeatsLeft {
+	by := make(map[string]*SeatsLeft, len(v.idx.Categories))
+	out := make([]SeatsLeft, len(v.idx.Categories))
+	for i, c := range v.idx.Categories {
+		out[i].Category = c
+		by[c] = &out[i]
+	}
+	for r, row := range v.idx.Rows {
+		if v.known(r) == 0 {
+			continue
+		}
+		st := v.load(r)
 		run := 0
 		for i, s := range row {
 			if i > 0 && row[i-1].Break {
 				run = 0
 			}
-			l := by[s.Category]
-			if l == nil {
-				l = &SeatsLeft{Category: s.Category}
-				by[s.Category] = l
-			}
-			if !st[r][i] || s.Accessible != req.Accessible {
+			if !st[i] || s.Accessible != v.req.Accessible {
 				run = 0
 				continue
 			}
@@ -362,14 +471,19 @@ func seatsLeft(idx *SeatIndex, st [][]bool, req BestRequest) []SeatsLeft {
 				run = 0
 			}
 			run++
+			l := by[s.Category]
 			l.Free++
 			l.Together = max(l.Together, run)
 		}
 	}
-	out := make([]SeatsLeft, 0, len(by))
-	for _, l := range by {
-		out = append(out, *l)
-	}
-	slices.SortFunc(out, func(a, b SeatsLeft) int { return cmp.Compare(a.Category, b.Category) })
 	return out
+}
+
+// strands reports whether taking row[i..j] strands a single free seat.
+func strands(row []IndexSeat, st []bool, i, j int) bool {
+	// left neighbour i-1, alone if its own left is not free
+	if i > 0 && !row[i-1].Break && st[i-1] && (i-2 < 0 || row[i-2].Break || !st[i-2]) {
+		return true
+	}
+	return !row[j].Break && j+1 < len(row) && st[j+1] && (row[j+1].Break || j+2 >= len(row) || !st[j+2])
 }

@@ -22,11 +22,17 @@ func (m *Memory) ChooseAndLock(ctx context.Context, showID, userID int64, orderN
 	if limit > 0 && sh.limits[userID]+req.Count > limit {
 		return core.BestChoice{}, limitErr(showID, userID, req.Count, limit)
 	}
+	if sh.bestRuns == nil || sh.bestTag != idx.Tag {
+		sh.bestRuns, sh.bestTag = make([]int8, len(idx.Rows)), idx.Tag
+		for r := range sh.bestRuns {
+			sh.bestRuns[r] = -1
+		}
+	}
 	c, left, ok := core.ChooseBest(idx, req, func(id string) bool {
 		_, held := sh.seats[id]
 		_, blocked := sh.blocked[id]
 		return !held && !blocked
-	})
+	}, sh.bestRuns)
 	if !ok {
 		return core.BestChoice{}, notEnough(left)
 	}

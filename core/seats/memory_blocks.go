@@ -63,6 +63,7 @@ func (m *Memory) Unblock(ctx context.Context, showID int64, seatIDs []string) er
 	defer sh.mu.Unlock()
 	for _, id := range seatIDs {
 		delete(sh.blocked, id)
+		sh.forgetRuns()
 	}
 	return nil
 }
@@ -127,6 +128,7 @@ func (m *Memory) ReplaceBlocks(ctx context.Context, showID int64, blocks []core.
 	sh := m.lockShow(showID, true)
 	defer sh.mu.Unlock()
 	sh.blocked = blocked
+	sh.forgetRuns()
 	return nil
 }
 
@@ -178,6 +180,8 @@ func (m *Memory) UnblockIfBlockedBefore(ctx context.Context, showID int64, seatI
 	for _, id := range seatIDs {
 		if b, ok := sh.blocked[id]; ok && b.ms < cutoff {
 			delete(sh.blocked, id)
+			sh.forgetRuns()
+		sh.forgetRuns()
 			freed = append(freed, id)
 		}
 	}

@@ -47,6 +47,7 @@ func (m *Memory) ReleaseOrder(ctx context.Context, showID int64, orderNo string)
 	for id, h := range sh.seats {
 		if h.state == core.SeatLocked && h.orderNo == orderNo {
 			delete(sh.seats, id)
+			sh.forgetRuns()
 			sh.uncount(h.userID)
 			released++
 		}
