@@ -146,7 +146,7 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 			Accessible: s.Accessible != "", Score: score, Break: s.AisleAfter})
 	}
 	h := sha256.New()
-	h.Write([]byte("v2\n")) // the stored layout: a new one makes stored indexes stale
+	h.Write([]byte("v3\n")) // the stored layout: a new one makes stored indexes stale
 	for _, row := range idx.Rows {
 		row[len(row)-1].Break = true
 		run := 0
@@ -242,18 +242,37 @@ func focal(seats []Seat, r BestRules) (float64, float64) {
 	return float64(minX+maxX) / 2, float64(minY)
 }
 
+// RowBounds is what a seat store keeps of a show between choices: for
+// each row r and count k, at r*MaxBestCount+k-1, the lowest score of k
+// adjacent free seats of the row when ChooseBest last read it, NoBound
+// when it had none, UnknownBound when not read. Seats are only taken
+// between two frees, and taking only removes sets, so a stored bound is
+// never above the row's true one: ChooseBest passes a row whose bound
+// cannot beat the set in hand without reading it. Whoever frees a seat
+// must forget the bounds (the in-process store drops them, best.lua's
+// callers drop its field runs).
+type RowBounds []int64
+
+// Stored bounds that are not scores.
+const (
+	UnknownBound int64 = -1
+	NoBound      int64 = -2
+)
+
+// NewRowBounds is the bounds of idx with no row read.
+func NewRowBounds(idx *SeatIndex) RowBounds {
+	b := make(RowBounds, len(idx.Rows)*MaxBestCount)
+	for i := range b {
+		b[i] = UnknownBound
+	}
+	return b
+}
+
 // ChooseBest applies the rules to the index with free telling which seats
 // are free. ok is false when no set fits; left then says what remains.
-//
-// runs, when not nil, is the caller's copy of each row's longest stretch
-// of free seats (Break ends one) as last seen, -1 when unknown (len = the
-// rows): ChooseBest skips a row whose stretch is too short without asking
-// free about its seats, and updates runs for the rows it reads and takes
-// from. Seats only being taken since, a stored stretch is never shorter
-// than the row's true one; whoever frees a seat must forget runs (the
-// in-process store sets it to nil, best.lua's callers drop the field).
-func ChooseBest(idx *SeatIndex, req BestRequest, free func(id string) bool, runs []int8) (c BestChoice, left []SeatsLeft, ok bool) {
-	v := visit{idx: idx, req: req, free: free, runs: runs, st: make([][]bool, len(idx.Rows))}
+// bounds, when not nil, is read and updated (RowBounds).
+func ChooseBest(idx *SeatIndex, req BestRequest, free func(id string) bool, bounds RowBounds) (c BestChoice, left []SeatsLeft, ok bool) {
+	v := visit{idx: idx, req: req, free: free, bounds: bounds, st: make([][]bool, len(idx.Rows))}
 	if req.Together {
 		c, ok = v.together()
 	} else {
@@ -269,16 +288,16 @@ func ChooseBest(idx *SeatIndex, req BestRequest, free func(id string) bool, runs
 // visit is one choice: the rows read so far (st[r] each seat free, then
 // taken by this choice too; nil for a row not read) and the best set found.
 type visit struct {
-	idx  *SeatIndex
-	req  BestRequest
-	free func(string) bool
-	runs []int8
-	st   [][]bool
-	read []int // rows read, in the order read
+	idx    *SeatIndex
+	req    BestRequest
+	free   func(string) bool
+	bounds RowBounds
+	st     [][]bool
+	read   []int // rows read, in the order read
 
-	bestR, bestI, at int // at: the next entry of the row order to visit
-	bestStrand       bool
-	bestScore        int64
+	bestR, bestI int
+	bestStrand   bool
+	bestScore    int64
 }
 
 func (v *visit) load(r int) []bool {
@@ -294,12 +313,13 @@ func (v *visit) load(r int) []bool {
 	return v.st[r]
 }
 
-// known is the stored stretch of row r, or -1.
-func (v *visit) known(r int) int {
-	if v.runs == nil || v.st[r] != nil {
-		return -1
+// known is the stored bound of k seats of row r, UnknownBound for a row
+// read by this choice.
+func (v *visit) known(r, k int) int64 {
+	if v.bounds == nil || v.st[r] != nil {
+		return UnknownBound
 	}
-	return int(v.runs[r])
+	return v.bounds[r*MaxBestCount+k-1]
 }
 
 func (v *visit) eligible(s IndexSeat) bool {
@@ -321,29 +341,32 @@ func (v *visit) better(strand bool, score int64, r, i int) bool {
 	return i < v.bestI
 }
 
-// nextRow is the next row of order worth reading (its stretch at least
-// need), or -1: none is left, or none left can beat the orphan-free set
-// in hand.
-func (v *visit) nextRow(order []rowBound, need int) int {
-	for ; v.at < len(order); v.at++ {
-		b := order[v.at]
-		if v.bestR >= 0 && !v.bestStrand && (b.score > v.bestScore || (b.score == v.bestScore && b.row > v.bestR)) {
-			return -1
+// beaten reports whether no set of row r scoring at least score can beat
+// the orphan-free set in hand.
+func (v *visit) beaten(score int64, r int) bool {
+	return v.bestR >= 0 && !v.bestStrand && (score > v.bestScore || (score == v.bestScore && r > v.bestR))
+}
+
+// rows calls fn on each row of order (by bound) that may hold a set of k
+// seats beating the one in hand, reading it first, until none left can.
+func (v *visit) rows(k int, fn func(r int)) {
+	for _, b := range v.idx.order[k-1] {
+		if v.beaten(b.score, b.row) {
+			return
 		}
-		if n := v.known(b.row); n >= 0 && n < need {
+		if d := v.known(b.row, k); d == NoBound || (d >= 0 && v.beaten(d, b.row)) {
 			continue
 		}
-		v.at++
-		return b.row
+		v.load(b.row)
+		fn(b.row)
 	}
-	return -1
 }
 
 func (v *visit) together() (BestChoice, bool) {
 	k := v.req.Count
 	v.bestR = -1
-	for r := v.nextRow(v.idx.order[k-1], k); r >= 0; r = v.nextRow(v.idx.order[k-1], k) {
-		row, st := v.idx.Rows[r], v.load(r)
+	v.rows(k, func(r int) {
+		row, st := v.idx.Rows[r], v.st[r]
 		run, sum := 0, int64(0) // eligible adjacent seats ending at i, and their scores' sum over the last k
 		for i, s := range row {
 			if !st[i] || !v.eligible(s) {
@@ -366,7 +389,7 @@ func (v *visit) together() (BestChoice, bool) {
 				v.bestR, v.bestI, v.bestStrand, v.bestScore = r, i-k+1, strand, sum
 			}
 		}
-	}
+	})
 	if v.bestR < 0 {
 		return BestChoice{}, false
 	}
@@ -379,31 +402,26 @@ func (v *visit) together() (BestChoice, bool) {
 	return c, true
 }
 
+// apart picks one seat at a time, each time over the rows by bound again
+// (the seats picked before change which strand).
 func (v *visit) apart() (BestChoice, bool) {
 	var c BestChoice
 	type pick struct{ r, i int }
 	var picks []pick
-	scan := func(r int) {
-		row, st := v.idx.Rows[r], v.st[r]
-		for i, s := range row {
-			if !st[i] || !v.eligible(s) || (v.bestR >= 0 && !v.bestStrand && s.Score > v.bestScore) {
-				continue
-			}
-			strand := v.req.AvoidSingles && strands(row, st, i, i)
-			if v.better(strand, s.Score, r, i) {
-				v.bestR, v.bestI, v.bestStrand, v.bestScore = r, i, strand, s.Score
-			}
-		}
-	}
 	for range v.req.Count {
 		v.bestR = -1
-		for _, r := range v.read {
-			scan(r)
-		}
-		for r := v.nextRow(v.idx.order[0], 1); r >= 0; r = v.nextRow(v.idx.order[0], 1) {
-			v.load(r)
-			scan(r)
-		}
+		v.rows(1, func(r int) {
+			row, st := v.idx.Rows[r], v.st[r]
+			for i, s := range row {
+				if !st[i] || !v.eligible(s) || v.beaten(s.Score, r) {
+					continue
+				}
+				strand := v.req.AvoidSingles && strands(row, st, i, i)
+				if v.better(strand, s.Score, r, i) {
+					v.bestR, v.bestI, v.bestStrand, v.bestScore = r, i, strand, s.Score
+				}
+			}
+		})
 		if v.bestR < 0 {
 			// Not enough: the seats picked go back before counting what is left.
 			for _, p := range picks {
@@ -420,26 +438,39 @@ func (v *visit) apart() (BestChoice, bool) {
 	return c, true
 }
 
-// learn stores the stretch of every row read (after what this choice took).
+// learn stores the bounds of every row read, after what this choice took.
 func (v *visit) learn() {
-	if v.runs == nil {
+	if v.bounds == nil {
 		return
 	}
 	for _, r := range v.read {
-		row, st := v.idx.Rows[r], v.st[r]
-		longest, run := 0, 0
-		for i := range row {
-			if i > 0 && row[i-1].Break {
-				run = 0
-			}
-			if !st[i] {
-				run = 0
-				continue
-			}
-			run++
-			longest = max(longest, run)
+		rowBounds(v.idx.Rows[r], v.st[r], v.bounds[r*MaxBestCount:(r+1)*MaxBestCount])
+	}
+}
+
+// rowBounds sets out[k-1] to the lowest score of k adjacent free seats of
+// row, NoBound when it has none.
+func rowBounds(row []IndexSeat, st []bool, out []int64) {
+	for k := range out {
+		out[k] = NoBound
+	}
+	run := 0
+	for i := range row {
+		if i > 0 && row[i-1].Break {
+			run = 0
 		}
-		v.runs[r] = int8(min(longest, MaxBestCount+1))
+		if !st[i] {
+			run = 0
+			continue
+		}
+		run++
+		sum := int64(0)
+		for k := 1; k <= min(run, MaxBestCount); k++ {
+			sum += row[i-k+1].Score
+			if out[k-1] == NoBound || sum < out[k-1] {
+				out[k-1] = sum
+			}
+		}
 	}
 }
 
@@ -454,7 +485,7 @@ func (v *visit) seatsLeft() []SeatsLeft {
 		by[c] = &out[i]
 	}
 	for r, row := range v.idx.Rows {
-		if v.known(r) == 0 {
+		if v.known(r, 1) == NoBound {
 			continue
 		}
 		st := v.load(r)

@@ -21,9 +21,13 @@ var bestLua string
 var best = redis.NewScript(bestLua)
 
 // KeyBest is the hash of a show's seat index for best available: field t
-// the index's tag, n its row count, 1..n its rows, o1..o10 its row orders
-// (best.lua).
+// the index's tag, n its row count, 1..n its rows, o1..o10 its row orders,
+// c its categories, and runs what best.lua learnt of the rows (dropped by
+// every script that frees a seat) (best.lua).
 func KeyBest(showID int64) string { return fmt.Sprintf("sf:{show:%d}:best", showID) }
+
+// bestRuns is the field of KeyBest a change that frees seats drops.
+const bestRuns = "runs"
 
 // ChooseAndLock implements core.SeatStore (best.lua). The index is written
 // when the stored one is missing or has another tag (a new plan, new rules,
@@ -63,8 +67,12 @@ func (s *Store) ChooseAndLock(ctx context.Context, showID, userID int64, orderNo
 
 // writeIndex replaces the show's stored index in one MULTI/EXEC.
 func (s *Store) writeIndex(ctx context.Context, showID int64, idx *core.SeatIndex) error {
-	fields := make([]any, 0, 4+2*len(idx.Encoded)+2*len(idx.Order))
-	fields = append(fields, "t", idx.Tag, "n", len(idx.Encoded))
+	fields := make([]any, 0, 6+2*len(idx.Encoded)+2*len(idx.Order))
+	var cats strings.Builder
+	for _, c := range idx.Categories {
+		cats.WriteString(c + ";")
+	}
+	fields = append(fields, "t", idx.Tag, "n", len(idx.Encoded), "c", cats.String())
 	for i, row := range idx.Encoded {
 		fields = append(fields, strconv.Itoa(i+1), row)
 	}

@@ -5,7 +5,10 @@
 -- KEYS[4] the show's seat index: field t its tag, n its row count,
 -- 1..n one row each, "id,category,accessible,score,break;..." in col order,
 -- o1..o10 the rows by the best score k seats of each can have,
--- "row,bound;..." (SeatIndex.Order).
+-- "row,bound;..." (SeatIndex.Order), c the categories, each followed by
+-- ';', and runs the rows' bounds as last read here (core.RowBounds): for
+-- row r and count k, 12 characters at ((r-1)*10+k-1)*12+1, the lowest
+-- score of k adjacent free seats (capped), 'x...' none, '....' not read.
 -- ARGV[1] orderNo, ARGV[2] userID, ARGV[3] limit (0 = none), ARGV[4] nowMs,
 -- ARGV[5] the index tag the caller holds, ARGV[6] count, ARGV[7] category
 -- ('' any), ARGV[8] together, ARGV[9] accessible, ARGV[10] avoid singles
@@ -15,10 +18,15 @@
 --
 -- Cost: rows are read (index row, HMGET of their seats) only when visited,
 -- in the order of their bound, and the visit stops once no row left can
--- beat the orphan-free set in hand. Only a request that fits nowhere, or
--- whose every fitting set strands a seat, reads the whole show.
+-- beat the orphan-free set in hand. A row whose bound in runs cannot beat
+-- it either is passed without reading it: seats are only taken until the
+-- next change that frees one drops runs (release*.lua, unblock_before.lua
+-- and the Go writes of the seats and blocked hashes), and taking seats
+-- only raises a row's true bound. So a sale reads the few rows whose
+-- seats changed since; only a request whose every fitting set strands a
+-- seat, or the first one after a release, reads every row that could fit.
 local k = tonumber(ARGV[6])
-local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1))
+local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1), 'runs', 'c')
 if idx[1] ~= ARGV[5] then
   return {'index'}
 end
@@ -31,6 +39,11 @@ if limit > 0 then
 end
 local cat, together, acc, avoid = ARGV[7], ARGV[8] == '1', ARGV[9], ARGV[10] == '1'
 local nrows = tonumber(idx[2])
+local W, MAXK, CAP = 12, 10, 999999999999
+local runs = idx[4]
+if runs and #runs ~= nrows * MAXK * W then
+  runs = nil
+end
 -- Most shows block nothing: then no seat needs looking up there.
 local anyBlocked = redis.call('HLEN', KEYS[3]) > 0
 
@@ -44,8 +57,8 @@ local function mget(key, ids, n, into)
   end
 end
 
--- rows[r] once row r is read.
-local rows = {}
+-- rows[r] once row r is read; read lists them.
+local rows, read = {}, {}
 local function load(r)
   if rows[r] then
     return rows[r]
@@ -66,27 +79,63 @@ local function load(r)
     row.free[i] = not held[i] and not blocked[i]
   end
   rows[r] = row
+  read[#read + 1] = r
   return row
 end
 
--- The rows to visit, in order: peek gives the next row and its bound
--- (false when none is left), advance moves past it.
--- (string.find, not a gmatch iterator: the embedded Redis runs gopher-lua,
--- whose gmatch iterators work only in a generic for.)
-local order, at = idx[3] or '', 1
-local peekR, peekB
-local function peek()
-  if peekR == nil then
-    local _, e, r, b = string.find(order, '(%d+),(%d+)', at)
-    peekR, peekB = false, 0
-    if e then
-      at, peekR, peekB = e + 1, tonumber(r), tonumber(b)
-    end
+-- The stored bound of kk seats of a row not read yet: -1 unknown, -2 none.
+local function known(r, kk)
+  if not runs or rows[r] then
+    return -1
   end
-  return peekR, peekB
+  local o = ((r - 1) * MAXK + kk - 1) * W + 1
+  local c = string.byte(runs, o)
+  if c == 46 then
+    return -1
+  elseif c == 120 then
+    return -2
+  end
+  return tonumber(string.sub(runs, o, o + W - 1))
 end
-local function advance()
-  peekR = nil
+
+-- learn stores the bounds of every row read, after what was taken.
+local function learn()
+  if #read == 0 then
+    return
+  end
+  table.sort(read)
+  local base = runs or string.rep('.', nrows * MAXK * W)
+  local out, pos = {}, 1
+  for _, r in ipairs(read) do
+    local row = rows[r]
+    local low = {}
+    local run = 0
+    for i = 1, row.n do
+      if i > 1 and row.brk[i - 1] then
+        run = 0
+      end
+      if row.free[i] then
+        run = run + 1
+        local sum = 0
+        for kk = 1, math.min(run, MAXK) do
+          sum = sum + row.score[i - kk + 1]
+          if not low[kk] or sum < low[kk] then
+            low[kk] = sum
+          end
+        end
+      else
+        run = 0
+      end
+    end
+    local start = (r - 1) * MAXK * W + 1
+    out[#out + 1] = string.sub(base, pos, start - 1)
+    for kk = 1, MAXK do
+      out[#out + 1] = low[kk] and string.format('%012d', math.min(low[kk], CAP)) or 'xxxxxxxxxxxx'
+    end
+    pos = start + MAXK * W
+  end
+  out[#out + 1] = string.sub(base, pos)
+  redis.call('HSET', KEYS[4], 'runs', table.concat(out))
 end
 
 local function eligible(row, i)
@@ -122,25 +171,41 @@ local function better(s, score, r, i)
   end
   return i < bestI
 end
--- The next row worth a visit, or nil: none is left, or none left can beat
--- the orphan-free set in hand.
-local function nextRow()
-  local r, bound = peek()
-  if not r or (bestR and not bestS and (bound > bestScore or (bound == bestScore and r > bestR))) then
-    return nil
+-- Whether no set of row r scoring at least score can beat the orphan-free
+-- set in hand.
+local function beaten(score, r)
+  return bestR and not bestS and (score > bestScore or (score == bestScore and r > bestR))
+end
+
+-- visit calls fn on each row of the order (idx[3], by bound) that may hold
+-- a set of kk seats beating the one in hand, reading it first, until none
+-- left can. (string.find, not a gmatch iterator: the embedded Redis runs
+-- gopher-lua, whose gmatch iterators work only in a generic for.)
+local order = idx[3] or ''
+local function visit(kk, fn)
+  local at = 1
+  while true do
+    local _, e, rs, bs = string.find(order, '(%d+),(%d+)', at)
+    if not e then
+      return
+    end
+    at = e + 1
+    local r, bound = tonumber(rs), tonumber(bs)
+    if beaten(bound, r) then
+      return
+    end
+    local d = known(r, kk)
+    if d ~= -2 and not (d >= 0 and beaten(d, r)) then
+      load(r)
+      fn(r)
+    end
   end
-  advance()
-  return r
 end
 
 local chosen, stranded = {}, false
 if together then
-  while true do
-    local r = nextRow()
-    if not r then
-      break
-    end
-    local row = load(r)
+  visit(k, function(r)
+    local row = rows[r]
     local run, sum = 0, 0
     for i = 1, row.n do
       if not eligible(row, i) then
@@ -162,22 +227,23 @@ if together then
         end
       end
     end
-  end
+  end)
   if bestR then
     local row = rows[bestR]
     stranded = strands(row, bestI, bestI + k - 1)
     for i = bestI, bestI + k - 1 do
       chosen[#chosen + 1] = row.ids[i]
+      row.free[i] = false
     end
   end
 else
-  -- One seat at a time, each from the rows read so far and any row that
-  -- could still give a better seat.
-  local visited, picks = {}, {}
+  -- One seat at a time, each time over the rows by bound again (the seats
+  -- picked before change which strand).
+  local picks = {}
   local function scan(r)
     local row = rows[r]
     for i = 1, row.n do
-      if eligible(row, i) and not (bestR and not bestS and row.score[i] > bestScore) then
+      if eligible(row, i) and not beaten(row.score[i], r) then
         local s = avoid and strands(row, i, i)
         if better(s, row.score[i], r, i) then
           bestR, bestI, bestS, bestScore = r, i, s, row.score[i]
@@ -187,18 +253,7 @@ else
   end
   for _ = 1, k do
     bestR = nil
-    for _, r in ipairs(visited) do
-      scan(r)
-    end
-    while true do
-      local r = nextRow()
-      if not r then
-        break
-      end
-      load(r)
-      visited[#visited + 1] = r
-      scan(r)
-    end
+    visit(1, scan)
     if not bestR then
       break
     end
@@ -220,34 +275,38 @@ end
 
 if #chosen == 0 then
   -- What is left per category: free seats of the asked accessibility,
-  -- and their longest stretch together.
+  -- and their longest stretch together. A row known to have no free seat
+  -- is not read.
   local free, best, cats = {}, {}, {}
+  for c in string.gmatch(idx[5] or '', '([^;]*);') do
+    free[c], best[c] = 0, 0
+    cats[#cats + 1] = c
+  end
   for r = 1, nrows do
-    local row = load(r)
-    local run = 0
-    for i = 1, row.n do
-      local c = row.cat[i]
-      if not free[c] then
-        free[c], best[c] = 0, 0
-        cats[#cats + 1] = c
-      end
-      if i > 1 and row.brk[i - 1] then
-        run = 0
-      end
-      if not row.free[i] or row.acc[i] ~= acc then
-        run = 0
-      else
-        if run > 0 and row.cat[i - 1] ~= c then
+    if known(r, 1) ~= -2 then
+      local row = load(r)
+      local run = 0
+      for i = 1, row.n do
+        local c = row.cat[i]
+        if i > 1 and row.brk[i - 1] then
           run = 0
         end
-        run = run + 1
-        free[c] = free[c] + 1
-        if run > best[c] then
-          best[c] = run
+        if not row.free[i] or row.acc[i] ~= acc then
+          run = 0
+        else
+          if run > 0 and row.cat[i - 1] ~= c then
+            run = 0
+          end
+          run = run + 1
+          free[c] = free[c] + 1
+          if run > best[c] then
+            best[c] = run
+          end
         end
       end
     end
   end
+  learn()
   local out = {'none'}
   for _, c in ipairs(cats) do
     out[#out + 1] = c
@@ -265,6 +324,7 @@ for i = 1, #chosen do
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('HINCRBY', KEYS[2], ARGV[2], #chosen)
+learn()
 local out = {'ok', stranded and '1' or '0'}
 for i = 1, #chosen do
   out[#out + 1] = chosen[i]

@@ -50,15 +50,15 @@ type memShow struct {
 	seats   map[string]memHold
 	limits  map[int64]int
 	blocked map[string]memBlock
-	// bestRuns is core.ChooseBest's per-row stretches of free seats for
-	// the index tagged bestTag; nil once a seat is freed (forgetRuns).
-	bestRuns []int8
-	bestTag  string
+	// bounds are core.ChooseBest's for the index tagged boundsTag; nil
+	// once a seat is freed (forgetBounds).
+	bounds    core.RowBounds
+	boundsTag string
 }
 
-// forgetRuns is called by every change that frees a seat: a stored
-// stretch may then be shorter than the row's (core.ChooseBest).
-func (sh *memShow) forgetRuns() { sh.bestRuns = nil }
+// forgetBounds is called by every change that frees a seat: a stored
+// bound may then be above the row's (core.RowBounds).
+func (sh *memShow) forgetBounds() { sh.bounds = nil }
 
 // memHold is a non-available seat, as the Redis store's value holds it:
 // the lock time at millisecond precision, 0 for none.
@@ -202,7 +202,7 @@ func (m *Memory) releaseHeld(ctx context.Context, showID int64, orderNo string, 
 	for _, id := range seatIDs {
 		if h, ok := sh.seats[id]; ok && h.state == state && h.orderNo == orderNo {
 			delete(sh.seats, id)
-			sh.forgetRuns()
+			sh.forgetBounds()
 			sh.uncount(h.userID)
 			released++
 		}
@@ -262,7 +262,7 @@ func (m *Memory) ReleaseIfLockedBefore(ctx context.Context, showID int64, seatID
 		return false, nil
 	}
 	delete(sh.seats, seatID)
-	sh.forgetRuns()
+	sh.forgetBounds()
 	sh.uncount(h.userID)
 	return true, nil
 }
@@ -319,7 +319,7 @@ func (m *Memory) Replace(ctx context.Context, showID int64, holds []core.SeatHol
 	sh := m.lockShow(showID, true)
 	defer sh.mu.Unlock()
 	sh.seats, sh.limits = seats, limits
-	sh.forgetRuns()
+	sh.forgetBounds()
 	return nil
 }
 

@@ -22,17 +22,14 @@ func (m *Memory) ChooseAndLock(ctx context.Context, showID, userID int64, orderN
 	if limit > 0 && sh.limits[userID]+req.Count > limit {
 		return core.BestChoice{}, limitErr(showID, userID, req.Count, limit)
 	}
-	if sh.bestRuns == nil || sh.bestTag != idx.Tag {
-		sh.bestRuns, sh.bestTag = make([]int8, len(idx.Rows)), idx.Tag
-		for r := range sh.bestRuns {
-			sh.bestRuns[r] = -1
-		}
+	if sh.bounds == nil || sh.boundsTag != idx.Tag {
+		sh.bounds, sh.boundsTag = core.NewRowBounds(idx), idx.Tag
 	}
 	c, left, ok := core.ChooseBest(idx, req, func(id string) bool {
 		_, held := sh.seats[id]
 		_, blocked := sh.blocked[id]
 		return !held && !blocked
-	}, sh.bestRuns)
+	}, sh.bounds)
 	if !ok {
 		return core.BestChoice{}, notEnough(left)
 	}

@@ -63,7 +63,7 @@ func (m *Memory) Unblock(ctx context.Context, showID int64, seatIDs []string) er
 	defer sh.mu.Unlock()
 	for _, id := range seatIDs {
 		delete(sh.blocked, id)
-		sh.forgetRuns()
+		sh.forgetBounds()
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func (m *Memory) ReplaceBlocks(ctx context.Context, showID int64, blocks []core.
 	sh := m.lockShow(showID, true)
 	defer sh.mu.Unlock()
 	sh.blocked = blocked
-	sh.forgetRuns()
+	sh.forgetBounds()
 	return nil
 }
 
@@ -180,8 +180,8 @@ func (m *Memory) UnblockIfBlockedBefore(ctx context.Context, showID int64, seatI
 	for _, id := range seatIDs {
 		if b, ok := sh.blocked[id]; ok && b.ms < cutoff {
 			delete(sh.blocked, id)
-			sh.forgetRuns()
-		sh.forgetRuns()
+			sh.forgetBounds()
+		sh.forgetBounds()
 			freed = append(freed, id)
 		}
 	}

@@ -94,6 +94,12 @@ func KeyBlocked(showID int64) string { return fmt.Sprintf("sf:{show:%d}:blocked"
 
 func keys(showID int64) []string { return []string{KeySeats(showID), KeyLimit(showID)} }
 
+// freeKeys are the keys of a script that frees seats: keys, and the
+// best-available index whose field runs it drops (best.lua).
+func freeKeys(showID int64) []string {
+	return []string{KeySeats(showID), KeyLimit(showID), KeyBest(showID)}
+}
+
 // Lock implements core.SeatStore; limit <= 0 means no limit. A seat already
 // locked by the same order counts as unavailable: Lock is not idempotent.
 func (s *Store) Lock(ctx context.Context, showID, userID int64, orderNo string, seatIDs []string, limit int, now time.Time) error {
@@ -160,7 +166,7 @@ func (s *Store) releaseHeld(ctx context.Context, showID int64, orderNo, state st
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	n, err := s.release.Run(ctx, s.rdb, keys(showID), args...).Int()
+	n, err := s.release.Run(ctx, s.rdb, freeKeys(showID), args...).Int()
 	if err != nil {
 		return 0, wrap(what, err)
 	}
@@ -201,7 +207,7 @@ func (s *Store) ReleaseIfLockedBefore(ctx context.Context, showID int64, seatID,
 	if err := checkOrderNo(orderNo); err != nil {
 		return false, err
 	}
-	n, err := s.releaseBefore.Run(ctx, s.rdb, keys(showID), seatID, orderNo, before.UnixMilli()).Int()
+	n, err := s.releaseBefore.Run(ctx, s.rdb, freeKeys(showID), seatID, orderNo, before.UnixMilli()).Int()
 	if err != nil {
 		return false, wrap(fmt.Sprintf("release stale seat %s of show %d (order %s)", seatID, showID, orderNo), err)
 	}
@@ -252,6 +258,7 @@ func (s *Store) Replace(ctx context.Context, showID int64, holds []core.SeatHold
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, KeySeats(showID), KeyLimit(showID))
+		p.HDel(ctx, KeyBest(showID), bestRuns)
 		if len(seatArgs) > 0 {
 			p.HSet(ctx, KeySeats(showID), seatArgs...)
 			p.HSet(ctx, KeyLimit(showID), limitArgs...)
