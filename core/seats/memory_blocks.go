@@ -181,7 +181,6 @@ func (m *Memory) UnblockIfBlockedBefore(ctx context.Context, showID int64, seatI
 		if b, ok := sh.blocked[id]; ok && b.ms < cutoff {
 			delete(sh.blocked, id)
 			sh.forgetBounds()
-		sh.forgetBounds()
 			freed = append(freed, id)
 		}
 	}
