@@ -243,14 +243,15 @@ func focal(seats []Seat, r BestRules) (float64, float64) {
 }
 
 // RowBounds is what a seat store keeps of a show between choices: for
-// each row r and count k, at r*MaxBestCount+k-1, the lowest score of k
-// adjacent free seats of the row when ChooseBest last read it, NoBound
-// when it had none, UnknownBound when not read. Seats are only taken
-// between two frees, and taking only removes sets, so a stored bound is
-// never above the row's true one: ChooseBest passes a row whose bound
-// cannot beat the set in hand without reading it. Whoever frees a seat
-// must forget the bounds (the in-process store drops them, best.lua's
-// callers drop its field runs).
+// each row r and count k, at 2*(r*MaxBestCount+k-1), the lowest score of
+// k adjacent free seats of the row when ChooseBest last read it, and next
+// to it the lowest of those sets that strand no single seat; NoBound when
+// there is none, UnknownBound when the row was not read. The store keeps
+// them only while ChooseBest is the only change to its seats (it records
+// its own): every other change of which seats are free, freeing or taking
+// (a release, a named lock, a block, a sale written over), must forget
+// them. Then a row not read is as last seen, and ChooseBest passes a row
+// that cannot beat the set in hand without reading it.
 type RowBounds []int64
 
 // Stored bounds that are not scores.
@@ -261,7 +262,7 @@ const (
 
 // NewRowBounds is the bounds of idx with no row read.
 func NewRowBounds(idx *SeatIndex) RowBounds {
-	b := make(RowBounds, len(idx.Rows)*MaxBestCount)
+	b := make(RowBounds, 2*len(idx.Rows)*MaxBestCount)
 	for i := range b {
 		b[i] = UnknownBound
 	}
@@ -313,13 +314,14 @@ func (v *visit) load(r int) []bool {
 	return v.st[r]
 }
 
-// known is the stored bound of k seats of row r, UnknownBound for a row
-// read by this choice.
-func (v *visit) known(r, k int) int64 {
+// known is the stored bounds of k seats of row r (any set, orphan-free
+// sets), UnknownBound for a row read by this choice.
+func (v *visit) known(r, k int) (any, orphanFree int64) {
 	if v.bounds == nil || v.st[r] != nil {
-		return UnknownBound
+		return UnknownBound, UnknownBound
 	}
-	return v.bounds[r*MaxBestCount+k-1]
+	i := 2 * (r*MaxBestCount + k - 1)
+	return v.bounds[i], v.bounds[i+1]
 }
 
 func (v *visit) eligible(s IndexSeat) bool {
@@ -349,12 +351,35 @@ func (v *visit) beaten(score int64, r int) bool {
 
 // rows calls fn on each row of order (by bound) that may hold a set of k
 // seats beating the one in hand, reading it first, until none left can.
+// A row known to have only sets that strand a seat waits for a second
+// pass, which runs when no orphan-free set was found.
 func (v *visit) rows(k int, fn func(r int)) {
+	var stranding []rowBound
 	for _, b := range v.idx.order[k-1] {
 		if v.beaten(b.score, b.row) {
-			return
+			break
 		}
-		if d := v.known(b.row, k); d == NoBound || (d >= 0 && v.beaten(d, b.row)) {
+		d, free := v.known(b.row, k)
+		switch {
+		case d == NoBound || (d >= 0 && v.beaten(d, b.row)):
+			continue
+		case v.req.AvoidSingles && free == NoBound:
+			if v.bestR < 0 || v.bestStrand {
+				stranding = append(stranding, rowBound{b.row, d})
+			}
+			continue
+		case v.req.AvoidSingles && free >= 0 && v.beaten(free, b.row):
+			continue // its sets that strand lose to the orphan-free set in hand
+		}
+		v.load(b.row)
+		fn(b.row)
+	}
+	if v.bestR >= 0 && !v.bestStrand {
+		return
+	}
+	for _, b := range stranding {
+		// Every set of these strands a seat, as the one in hand does (if any).
+		if v.bestR >= 0 && (b.score > v.bestScore || (b.score == v.bestScore && b.row > v.bestR)) {
 			continue
 		}
 		v.load(b.row)
@@ -444,15 +469,21 @@ func (v *visit) learn() {
 		return
 	}
 	for _, r := range v.read {
-		rowBounds(v.idx.Rows[r], v.st[r], v.bounds[r*MaxBestCount:(r+1)*MaxBestCount])
+		rowBounds(v.idx.Rows[r], v.st[r], v.bounds[2*r*MaxBestCount:2*(r+1)*MaxBestCount])
 	}
 }
 
-// rowBounds sets out[k-1] to the lowest score of k adjacent free seats of
-// row, NoBound when it has none.
+// rowBounds sets out[2(k-1)] to the lowest score of k adjacent free seats
+// of row and out[2(k-1)+1] to the lowest of those that strand no seat,
+// NoBound when there is none.
 func rowBounds(row []IndexSeat, st []bool, out []int64) {
 	for k := range out {
 		out[k] = NoBound
+	}
+	low := func(at int, sum int64) {
+		if out[at] == NoBound || sum < out[at] {
+			out[at] = sum
+		}
 	}
 	run := 0
 	for i := range row {
@@ -467,8 +498,9 @@ func rowBounds(row []IndexSeat, st []bool, out []int64) {
 		sum := int64(0)
 		for k := 1; k <= min(run, MaxBestCount); k++ {
 			sum += row[i-k+1].Score
-			if out[k-1] == NoBound || sum < out[k-1] {
-				out[k-1] = sum
+			low(2*(k-1), sum)
+			if !strands(row, st, i-k+1, i) {
+				low(2*(k-1)+1, sum)
 			}
 		}
 	}
@@ -485,7 +517,7 @@ func (v *visit) seatsLeft() []SeatsLeft {
 		by[c] = &out[i]
 	}
 	for r, row := range v.idx.Rows {
-		if v.known(r, 1) == NoBound {
+		if d, _ := v.known(r, 1); d == NoBound {
 			continue
 		}
 		st := v.load(r)

@@ -51,13 +51,13 @@ type memShow struct {
 	limits  map[int64]int
 	blocked map[string]memBlock
 	// bounds are core.ChooseBest's for the index tagged boundsTag; nil
-	// once a seat is freed (forgetBounds).
+	// once a seat is freed or taken but by ChooseAndLock (forgetBounds).
 	bounds    core.RowBounds
 	boundsTag string
 }
 
-// forgetBounds is called by every change that frees a seat: a stored
-// bound may then be above the row's (core.RowBounds).
+// forgetBounds is called by every change of which seats are free but
+// ChooseAndLock's own, which core.ChooseBest records (core.RowBounds).
 func (sh *memShow) forgetBounds() { sh.bounds = nil }
 
 // memHold is a non-available seat, as the Redis store's value holds it:
@@ -156,6 +156,7 @@ func (m *Memory) lockSeats(ctx context.Context, showID, userID int64, orderNo st
 		sh.seats[id] = h
 	}
 	sh.limits[userID] += len(seatIDs)
+	sh.forgetBounds()
 	return nil
 }
 
@@ -240,6 +241,7 @@ func (m *Memory) MarkSold(ctx context.Context, showID, userID int64, orderNo str
 		}
 		sh.seats[id] = memHold{state: core.SeatSold, orderNo: orderNo, userID: userID, lockMS: lockMS}
 	}
+	sh.forgetBounds()
 	return nil
 }
 

@@ -45,6 +45,7 @@ func (m *Memory) Block(ctx context.Context, showID int64, seatIDs []string, reas
 	for _, id := range seatIDs {
 		sh.blocked[id] = b
 	}
+	sh.forgetBounds()
 	return added, nil
 }
 
@@ -154,6 +155,7 @@ func (m *Memory) RestoreBlocks(ctx context.Context, showID int64, blocks []core.
 		}
 		if same {
 			sh.blocked[b.SeatID] = blockOf(b)
+			sh.forgetBounds()
 			written = append(written, b.SeatID)
 		}
 	}
