@@ -6,9 +6,10 @@
 -- 1..n one row each, "id,category,accessible,score,break;..." in col order,
 -- o1..o10 the rows by the best score k seats of each can have,
 -- "row,bound;..." (SeatIndex.Order), c the categories, each followed by
--- ';', and runs the rows' bounds as last read here (core.RowBounds): for
--- row r and count k, 12 characters at ((r-1)*10+k-1)*12+1, the lowest
--- score of k adjacent free seats (capped), 'x...' none, '....' not read.
+-- ';'. KEYS[5] the bounds learnt here (core.RowBounds): field row, for
+-- k = 1..10 two numbers of 12 characters, the lowest score of k adjacent
+-- free seats of the row when last read and the lowest of those that
+-- strand no seat ('x...' none); a row missing was not read.
 -- ARGV[1] orderNo, ARGV[2] userID, ARGV[3] limit (0 = none), ARGV[4] nowMs,
 -- ARGV[5] the index tag the caller holds, ARGV[6] count, ARGV[7] category
 -- ('' any), ARGV[8] together, ARGV[9] accessible, ARGV[10] avoid singles
@@ -18,15 +19,16 @@
 --
 -- Cost: rows are read (index row, HMGET of their seats) only when visited,
 -- in the order of their bound, and the visit stops once no row left can
--- beat the orphan-free set in hand. A row whose bound in runs cannot beat
--- it either is passed without reading it: seats are only taken until the
--- next change that frees one drops runs (release*.lua, unblock_before.lua
--- and the Go writes of the seats and blocked hashes), and taking seats
--- only raises a row's true bound. So a sale reads the few rows whose
--- seats changed since; only a request whose every fitting set strands a
--- seat, or the first one after a release, reads every row that could fit.
+-- beat the orphan-free set in hand. A row whose learnt bounds cannot beat
+-- it either is passed unread, and one whose sets all strand a seat is read
+-- only when no orphan-free set exists. The bounds hold while this script
+-- is the only change to the show's seats: every other one that frees or
+-- takes a seat deletes KEYS[5] (release*.lua, lock.lua, block.lua,
+-- sell.lua of a free seat, unblock and restore, the Go writes). So a sale
+-- of best-available orders reads about one row a choice; the first choice
+-- after another change reads the rows by bound as far as it must.
 local k = tonumber(ARGV[6])
-local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1), 'runs', 'c')
+local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1), 'c')
 if idx[1] ~= ARGV[5] then
   return {'index'}
 end
@@ -40,10 +42,6 @@ end
 local cat, together, acc, avoid = ARGV[7], ARGV[8] == '1', ARGV[9], ARGV[10] == '1'
 local nrows = tonumber(idx[2])
 local W, MAXK, CAP = 12, 10, 999999999999
-local runs = idx[4]
-if runs and #runs ~= nrows * MAXK * W then
-  runs = nil
-end
 -- Most shows block nothing: then no seat needs looking up there.
 local anyBlocked = redis.call('HLEN', KEYS[3]) > 0
 
@@ -83,59 +81,22 @@ local function load(r)
   return row
 end
 
--- The stored bound of kk seats of a row not read yet: -1 unknown, -2 none.
-local function known(r, kk)
-  if not runs or rows[r] then
-    return -1
+-- The stored bounds of kk seats (any set, orphan-free sets) in b, a
+-- row's stored string (false when not stored): -1 unknown, -2 none.
+local function known(b, kk)
+  if not b then
+    return -1, -1
   end
-  local o = ((r - 1) * MAXK + kk - 1) * W + 1
-  local c = string.byte(runs, o)
-  if c == 46 then
-    return -1
-  elseif c == 120 then
-    return -2
-  end
-  return tonumber(string.sub(runs, o, o + W - 1))
-end
-
--- learn stores the bounds of every row read, after what was taken.
-local function learn()
-  if #read == 0 then
-    return
-  end
-  table.sort(read)
-  local base = runs or string.rep('.', nrows * MAXK * W)
-  local out, pos = {}, 1
-  for _, r in ipairs(read) do
-    local row = rows[r]
-    local low = {}
-    local run = 0
-    for i = 1, row.n do
-      if i > 1 and row.brk[i - 1] then
-        run = 0
-      end
-      if row.free[i] then
-        run = run + 1
-        local sum = 0
-        for kk = 1, math.min(run, MAXK) do
-          sum = sum + row.score[i - kk + 1]
-          if not low[kk] or sum < low[kk] then
-            low[kk] = sum
-          end
-        end
-      else
-        run = 0
-      end
+  local o, out = (kk - 1) * 2 * W + 1, {}
+  for j = 0, 1 do
+    local at = o + j * W
+    if string.byte(b, at) == 120 then
+      out[j + 1] = -2
+    else
+      out[j + 1] = tonumber(string.sub(b, at, at + W - 1))
     end
-    local start = (r - 1) * MAXK * W + 1
-    out[#out + 1] = string.sub(base, pos, start - 1)
-    for kk = 1, MAXK do
-      out[#out + 1] = low[kk] and string.format('%012d', math.min(low[kk], CAP)) or 'xxxxxxxxxxxx'
-    end
-    pos = start + MAXK * W
   end
-  out[#out + 1] = string.sub(base, pos)
-  redis.call('HSET', KEYS[4], 'runs', table.concat(out))
+  return out[1], out[2]
 end
 
 local function eligible(row, i)
@@ -177,25 +138,165 @@ local function beaten(score, r)
   return bestR and not bestS and (score > bestScore or (score == bestScore and r > bestR))
 end
 
--- visit calls fn on each row of the order (idx[3], by bound) that may hold
--- a set of kk seats beating the one in hand, reading it first, until none
--- left can. (string.find, not a gmatch iterator: the embedded Redis runs
--- gopher-lua, whose gmatch iterators work only in a generic for.)
-local order = idx[3] or ''
-local function visit(kk, fn)
-  local at = 1
-  while true do
-    local _, e, rs, bs = string.find(order, '(%d+),(%d+)', at)
+local function num(v)
+  return v and string.format('%012d', math.min(v, CAP)) or 'xxxxxxxxxxxx'
+end
+
+-- learn stores the bounds of every row read, after what was taken.
+local function learn()
+  if #read == 0 then
+    return
+  end
+  local fields = {}
+  for _, r in ipairs(read) do
+    local row = rows[r]
+    local any, free = {}, {}
+    local run = 0
+    for i = 1, row.n do
+      if i > 1 and row.brk[i - 1] then
+        run = 0
+      end
+      if row.free[i] then
+        run = run + 1
+        local sum = 0
+        for kk = 1, math.min(run, MAXK) do
+          sum = sum + row.score[i - kk + 1]
+          if not any[kk] or sum < any[kk] then
+            any[kk] = sum
+          end
+          if (not free[kk] or sum < free[kk]) and not strands(row, i - kk + 1, i) then
+            free[kk] = sum
+          end
+        end
+      else
+        run = 0
+      end
+    end
+    local out = {}
+    for kk = 1, MAXK do
+      out[2 * kk - 1], out[2 * kk] = num(any[kk]), num(free[kk])
+    end
+    fields[#fields + 1] = tostring(r)
+    fields[#fields + 1] = table.concat(out)
+    if #fields >= 1000 then
+      redis.call('HSET', KEYS[5], unpack(fields))
+      fields = {}
+    end
+  end
+  if #fields > 0 then
+    redis.call('HSET', KEYS[5], unpack(fields))
+  end
+end
+
+-- The row order (idx[3], by bound), parsed as far as visited: entry(j)
+-- is the j-th row and its bound, nil past the end; stored(j) the stored
+-- bounds of that row, fetched 32 rows at a time. (string.find, not a
+-- gmatch iterator: the embedded Redis runs gopher-lua, whose gmatch
+-- iterators work only in a generic for.)
+local order, oat = idx[3] or '', 1
+local ordR, ordB, bnd, fetched = {}, {}, {}, 0
+local function entry(j)
+  while #ordR < j do
+    local _, e, rs, bs = string.find(order, '(%d+),(%d+)', oat)
     if not e then
-      return
+      return nil
     end
-    at = e + 1
-    local r, bound = tonumber(rs), tonumber(bs)
-    if beaten(bound, r) then
-      return
+    oat = e + 1
+    ordR[#ordR + 1], ordB[#ordB + 1] = tonumber(rs), tonumber(bs)
+  end
+  return ordR[j], ordB[j]
+end
+local function stored(j)
+  if j > fetched then
+    local rs = {}
+    for i = j, j + 31 do
+      local r = entry(i)
+      if not r then
+        break
+      end
+      rs[#rs + 1] = r
     end
-    local d = known(r, kk)
-    if d ~= -2 and not (d >= 0 and beaten(d, r)) then
+    local got = redis.call('HMGET', KEYS[5], unpack(rs))
+    for i = 1, #got do
+      bnd[j + i - 1] = got[i]
+    end
+    fetched = j + #got - 1
+  end
+  return bnd[j]
+end
+
+-- visit calls fn on each row that may hold a set of kk seats beating the
+-- one in hand, reading it first, until none left can. A row not stored is
+-- read when the walk of the order reaches it; a stored one waits as a
+-- candidate keyed by its stored bound, and candidates are read lowest
+-- first, before any row the walk reaches whose bound is above: the first
+-- one read is then most often the set chosen. A row known to have only
+-- sets that strand a seat waits for a last pass, which runs when no
+-- orphan-free set was found.
+local function visit(kk, fn)
+  local stranding, cands = {}, {}
+  local low -- index in cands of the lowest candidate (row, key)
+  local function lowest()
+    low = nil
+    for i = 1, #cands, 2 do
+      local r, key = cands[i], cands[i + 1]
+      if r and (not low or key < cands[low + 1] or (key == cands[low + 1] and r < cands[low])) then
+        low = i
+      end
+    end
+  end
+  local j, walking = 1, true
+  while true do
+    local r, bound
+    if walking then
+      r, bound = entry(j)
+      if not r or beaten(bound, r) then
+        walking, r = false, nil
+      end
+    end
+    if low and (not r or cands[low + 1] <= bound) then
+      local cr, key = cands[low], cands[low + 1]
+      cands[low] = false
+      lowest()
+      if not beaten(key, cr) then
+        load(cr)
+        fn(cr)
+      end
+    elseif r then
+      j = j + 1
+      local d, free = -1, -1
+      if not rows[r] then
+        d, free = known(stored(j - 1), kk)
+      end
+      if d == -1 then
+        load(r)
+        fn(r)
+      elseif d == -2 or beaten(d, r) then
+        -- passed: nothing here beats the set in hand
+      elseif avoid and free == -2 then
+        if not bestR or bestS then
+          stranding[#stranding + 1] = r
+          stranding[#stranding + 1] = d
+        end
+      elseif not (avoid and beaten(free, r)) then
+        local key = avoid and free or d
+        cands[#cands + 1] = r
+        cands[#cands + 1] = key
+        if not low or key < cands[low + 1] or (key == cands[low + 1] and r < cands[low]) then
+          low = #cands - 1
+        end
+      end
+    else
+      break
+    end
+  end
+  if bestR and not bestS then
+    return
+  end
+  -- Every set of these strands a seat, as the one in hand does (if any).
+  for i = 1, #stranding, 2 do
+    local r, d = stranding[i], stranding[i + 1]
+    if not (bestR and (d > bestScore or (d == bestScore and r > bestR))) then
       load(r)
       fn(r)
     end
@@ -278,12 +379,24 @@ if #chosen == 0 then
   -- and their longest stretch together. A row known to have no free seat
   -- is not read.
   local free, best, cats = {}, {}, {}
-  for c in string.gmatch(idx[5] or '', '([^;]*);') do
+  for c in string.gmatch(idx[4] or '', '([^;]*);') do
     free[c], best[c] = 0, 0
     cats[#cats + 1] = c
   end
+  -- The stored bounds of every row, in chunks for unpack.
+  local all = {}
+  for j = 1, nrows, 1000 do
+    local rs = {}
+    for r = j, math.min(j + 999, nrows) do
+      rs[#rs + 1] = r
+    end
+    local got = redis.call('HMGET', KEYS[5], unpack(rs))
+    for i = 1, #got do
+      all[j + i - 1] = got[i]
+    end
+  end
   for r = 1, nrows do
-    if known(r, 1) ~= -2 then
+    if rows[r] or known(all[r], 1) ~= -2 then
       local row = load(r)
       local run = 0
       for i = 1, row.n do

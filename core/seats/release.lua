@@ -3,7 +3,7 @@
 -- holders are left alone, so a second release frees nothing and a seat
 -- taken again since is never touched.
 -- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] the best-available
--- index, whose runs go stale when a seat is freed (best.lua).
+-- bounds, stale once a seat is freed (best.lua).
 -- ARGV[1] orderNo, ARGV[2] state ('1' locked, '2' sold), ARGV[3..] seat ids.
 -- Returns the number of seats freed.
 local released = 0
@@ -21,6 +21,6 @@ for i = 3, #ARGV do
   end
 end
 if released > 0 then
-  redis.call('HDEL', KEYS[3], 'runs')
+  redis.call('DEL', KEYS[3])
 end
 return released

@@ -2,7 +2,7 @@
 -- whose seats the caller does not know (the reply of best.lua was lost).
 -- It reads the whole seats hash, which is fine on that rare path only.
 -- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] the best-available
--- index (its runs go stale, best.lua). ARGV[1] orderNo.
+-- bounds (stale once a seat is freed, best.lua). ARGV[1] orderNo.
 -- Returns the number of seats freed.
 local all = redis.call('HGETALL', KEYS[1])
 local released = 0
@@ -15,6 +15,6 @@ for i = 1, #all, 2 do
   end
 end
 if released > 0 then
-  redis.call('HDEL', KEYS[3], 'runs')
+  redis.call('DEL', KEYS[3])
 end
 return released
