@@ -87,16 +87,15 @@ local function known(b, kk)
   if not b then
     return -1, -1
   end
-  local o, out = (kk - 1) * 2 * W + 1, {}
-  for j = 0, 1 do
-    local at = o + j * W
-    if string.byte(b, at) == 120 then
-      out[j + 1] = -2
-    else
-      out[j + 1] = tonumber(string.sub(b, at, at + W - 1))
-    end
+  local at = (kk - 1) * 2 * W + 1
+  if string.byte(b, at) == 120 then
+    return -2, -2 -- no set at all, so no orphan-free one
   end
-  return out[1], out[2]
+  local d = tonumber(string.sub(b, at, at + W - 1))
+  if string.byte(b, at + W) == 120 then
+    return d, -2
+  end
+  return d, tonumber(string.sub(b, at + W, at + 2 * W - 1))
 end
 
 local function eligible(row, i)

@@ -92,10 +92,9 @@ func KeyLimit(showID int64) string { return fmt.Sprintf("sf:{show:%d}:limit", sh
 // KeyBlocked is the hash of a show's blocked seats.
 func KeyBlocked(showID int64) string { return fmt.Sprintf("sf:{show:%d}:blocked", showID) }
 
-func keys(showID int64) []string { return []string{KeySeats(showID), KeyLimit(showID)} }
-
-// changeKeys are the keys of a script that frees or takes seats: keys,
-// and the best-available bounds it deletes (KeyBestBounds).
+// changeKeys are the keys of a script that frees or takes seats: the
+// seats and limit hashes, and the best-available bounds it deletes
+// (KeyBestBounds).
 func changeKeys(showID int64) []string {
 	return []string{KeySeats(showID), KeyLimit(showID), KeyBestBounds(showID)}
 }
