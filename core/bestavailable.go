@@ -126,9 +126,8 @@ func checkBestFits(idx *SeatIndex, showID int64, category string, count int, tog
 }
 
 func hasCategory(idx *SeatIndex, cat string) bool {
-	return slices.ContainsFunc(idx.Rows, func(row []IndexSeat) bool {
-		return slices.ContainsFunc(row, func(s IndexSeat) bool { return s.Category == cat })
-	})
+	_, found := slices.BinarySearch(idx.Categories, cat)
+	return found
 }
 
 // newOrder is the pending order of r on seats, placed now.

@@ -30,6 +30,13 @@ func (e *Engine) SetBestRules(ctx context.Context, showID int64, r BestRules) (S
 	return show, nil
 }
 
+// BestRules returns the show whose best-available rules (Show.Best) and
+// plan version the caller wants: the rules SetBestRules last set.
+// ErrShowNotFound.
+func (e *Engine) BestRules(ctx context.Context, showID int64) (Show, error) {
+	return e.store.Show(ctx, showID)
+}
+
 // checkBestRules bounds the rules; prefix leads the field name at fault.
 func checkBestRules(prefix string, r BestRules) error {
 	if r.FocalSet && (r.FocalX < 0 || r.FocalY < 0 || r.FocalX > maxCoordinate || r.FocalY > maxCoordinate) {

@@ -120,6 +120,9 @@ type SeatIndex struct {
 	// whose bound is above a set already found cannot beat it. Order[0]
 	// serves apart picks.
 	Order []string
+	order [][]rowBound // Order as ChooseBest reads it, rows from 0
+	// Categories are the plan's categories, sorted.
+	Categories []string
 	// AllowSingles is the show's rule (BestRules.AllowSingles).
 	AllowSingles bool
 }
@@ -143,7 +146,7 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 			Accessible: s.Accessible != "", Score: score, Break: s.AisleAfter})
 	}
 	h := sha256.New()
-	h.Write([]byte("v2\n")) // the stored layout: a new one makes stored indexes stale
+	h.Write([]byte("v3\n")) // the stored layout: a new one makes stored indexes stale
 	for _, row := range idx.Rows {
 		row[len(row)-1].Break = true
 		run := 0
@@ -165,17 +168,24 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 		h.Write([]byte{'\n'})
 	}
 	idx.Tag = hex.EncodeToString(h.Sum(nil)[:12])
-	idx.Order = rowOrder(idx.Rows)
+	idx.Order, idx.order = rowOrder(idx.Rows)
+	for _, s := range seats {
+		idx.Categories = append(idx.Categories, s.Category)
+	}
+	slices.Sort(idx.Categories)
+	idx.Categories = slices.Compact(idx.Categories)
 	return idx
 }
 
-// rowOrder is SeatIndex.Order of rows.
-func rowOrder(rows [][]IndexSeat) []string {
-	type bound struct {
-		row   int
-		score int64
-	}
-	by := make([][]bound, MaxBestCount)
+// rowBound is a row and the lowest score some k adjacent seats of it have.
+type rowBound struct {
+	row   int
+	score int64
+}
+
+// rowOrder is SeatIndex.Order of rows, encoded and as is.
+func rowOrder(rows [][]IndexSeat) ([]string, [][]rowBound) {
+	by := make([][]rowBound, MaxBestCount)
 	for r, row := range rows {
 		for k := 1; k <= MaxBestCount; k++ {
 			low, found := int64(0), false
@@ -194,23 +204,23 @@ func rowOrder(rows [][]IndexSeat) []string {
 				}
 			}
 			if found {
-				by[k-1] = append(by[k-1], bound{r + 1, low})
+				by[k-1] = append(by[k-1], rowBound{r, low})
 			}
 		}
 	}
 	out := make([]string, MaxBestCount)
 	for k, bs := range by {
-		slices.SortFunc(bs, func(a, b bound) int { return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.row, b.row)) })
+		slices.SortFunc(bs, func(a, b rowBound) int { return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.row, b.row)) })
 		var b strings.Builder
 		for i, x := range bs {
 			if i > 0 {
 				b.WriteByte(';')
 			}
-			b.WriteString(strconv.Itoa(x.row) + "," + strconv.FormatInt(x.score, 10))
+			b.WriteString(strconv.Itoa(x.row+1) + "," + strconv.FormatInt(x.score, 10))
 		}
 		out[k] = b.String()
 	}
-	return out
+	return out, by
 }
 
 func boolDigit(b bool) string {
@@ -232,46 +242,159 @@ func focal(seats []Seat, r BestRules) (float64, float64) {
 	return float64(minX+maxX) / 2, float64(minY)
 }
 
+// RowBounds is what a seat store keeps of a show between choices: for
+// each row r and count k, at 2*(r*MaxBestCount+k-1), the lowest score of
+// k adjacent free seats of the row when ChooseBest last read it, and next
+// to it the lowest of those sets that strand no single seat; NoBound when
+// there is none, UnknownBound when the row was not read. The store keeps
+// them only while ChooseBest is the only change to its seats (it records
+// its own): every other change of which seats are free, freeing or taking
+// (a release, a named lock, a block, a sale written over), must forget
+// them. Then a row not read is as last seen, and ChooseBest passes a row
+// that cannot beat the set in hand without reading it.
+type RowBounds []int64
+
+// Stored bounds that are not scores.
+const (
+	UnknownBound int64 = -1
+	NoBound      int64 = -2
+)
+
+// NewRowBounds is the bounds of idx with no row read.
+func NewRowBounds(idx *SeatIndex) RowBounds {
+	b := make(RowBounds, 2*len(idx.Rows)*MaxBestCount)
+	for i := range b {
+		b[i] = UnknownBound
+	}
+	return b
+}
+
 // ChooseBest applies the rules to the index with free telling which seats
 // are free. ok is false when no set fits; left then says what remains.
-func ChooseBest(idx *SeatIndex, req BestRequest, free func(id string) bool) (c BestChoice, left []SeatsLeft, ok bool) {
-	st := make([][]bool, len(idx.Rows)) // free, then taken by this choice too
-	for r, row := range idx.Rows {
-		st[r] = make([]bool, len(row))
-		for i, s := range row {
-			st[r][i] = free(s.ID)
-		}
-	}
-	eligible := func(s IndexSeat) bool {
-		return (req.Category == "" || s.Category == req.Category) && s.Accessible == req.Accessible
-	}
+// bounds, when not nil, is read and updated (RowBounds).
+func ChooseBest(idx *SeatIndex, req BestRequest, free func(id string) bool, bounds RowBounds) (c BestChoice, left []SeatsLeft, ok bool) {
+	v := visit{idx: idx, req: req, free: free, bounds: bounds, st: make([][]bool, len(idx.Rows))}
 	if req.Together {
-		c, ok = chooseTogether(idx, st, req, eligible)
+		c, ok = v.together()
 	} else {
-		c, ok = chooseApart(idx, st, req, eligible)
+		c, ok = v.apart()
 	}
 	if !ok {
-		return BestChoice{}, seatsLeft(idx, st, req), false
+		left = v.seatsLeft()
 	}
-	return c, nil, true
+	v.learn()
+	return c, left, ok
 }
 
-// strands reports whether taking row[i..j] strands a single free seat.
-func strands(row []IndexSeat, st []bool, i, j int) bool {
-	// left neighbour i-1, alone if its own left is not free
-	if i > 0 && !row[i-1].Break && st[i-1] && (i-2 < 0 || row[i-2].Break || !st[i-2]) {
+// visit is one choice: the rows read so far (st[r] each seat free, then
+// taken by this choice too; nil for a row not read) and the best set found.
+type visit struct {
+	idx    *SeatIndex
+	req    BestRequest
+	free   func(string) bool
+	bounds RowBounds
+	st     [][]bool
+	read   []int // rows read, in the order read
+
+	bestR, bestI int
+	bestStrand   bool
+	bestScore    int64
+}
+
+func (v *visit) load(r int) []bool {
+	if v.st[r] == nil {
+		row := v.idx.Rows[r]
+		st := make([]bool, len(row))
+		for i, s := range row {
+			st[i] = v.free(s.ID)
+		}
+		v.st[r] = st
+		v.read = append(v.read, r)
+	}
+	return v.st[r]
+}
+
+// known is the stored bounds of k seats of row r (any set, orphan-free
+// sets), UnknownBound for a row read by this choice.
+func (v *visit) known(r, k int) (any, orphanFree int64) {
+	if v.bounds == nil || v.st[r] != nil {
+		return UnknownBound, UnknownBound
+	}
+	i := 2 * (r*MaxBestCount + k - 1)
+	return v.bounds[i], v.bounds[i+1]
+}
+
+func (v *visit) eligible(s IndexSeat) bool {
+	return (v.req.Category == "" || s.Category == v.req.Category) && s.Accessible == v.req.Accessible
+}
+
+// better orders sets by (strands, score, row, position).
+func (v *visit) better(strand bool, score int64, r, i int) bool {
+	switch {
+	case v.bestR < 0:
 		return true
+	case strand != v.bestStrand:
+		return !strand
+	case score != v.bestScore:
+		return score < v.bestScore
+	case r != v.bestR:
+		return r < v.bestR
 	}
-	return !row[j].Break && j+1 < len(row) && st[j+1] && (row[j+1].Break || j+2 >= len(row) || !st[j+2])
+	return i < v.bestI
 }
 
-func chooseTogether(idx *SeatIndex, st [][]bool, req BestRequest, eligible func(IndexSeat) bool) (BestChoice, bool) {
-	k := req.Count
-	bestR, bestI, bestStrand, bestScore := -1, 0, false, int64(0)
-	for r, row := range idx.Rows {
+// beaten reports whether no set of row r scoring at least score can beat
+// the orphan-free set in hand.
+func (v *visit) beaten(score int64, r int) bool {
+	return v.bestR >= 0 && !v.bestStrand && (score > v.bestScore || (score == v.bestScore && r > v.bestR))
+}
+
+// rows calls fn on each row of order (by bound) that may hold a set of k
+// seats beating the one in hand, reading it first, until none left can.
+// A row known to have only sets that strand a seat waits for a second
+// pass, which runs when no orphan-free set was found.
+func (v *visit) rows(k int, fn func(r int)) {
+	var stranding []rowBound
+	for _, b := range v.idx.order[k-1] {
+		if v.beaten(b.score, b.row) {
+			break
+		}
+		d, free := v.known(b.row, k)
+		switch {
+		case d == NoBound || (d >= 0 && v.beaten(d, b.row)):
+			continue
+		case v.req.AvoidSingles && free == NoBound:
+			if v.bestR < 0 || v.bestStrand {
+				stranding = append(stranding, rowBound{b.row, d})
+			}
+			continue
+		case v.req.AvoidSingles && free >= 0 && v.beaten(free, b.row):
+			continue // its sets that strand lose to the orphan-free set in hand
+		}
+		v.load(b.row)
+		fn(b.row)
+	}
+	if v.bestR >= 0 && !v.bestStrand {
+		return
+	}
+	for _, b := range stranding {
+		// Every set of these strands a seat, as the one in hand does (if any).
+		if v.bestR >= 0 && (b.score > v.bestScore || (b.score == v.bestScore && b.row > v.bestR)) {
+			continue
+		}
+		v.load(b.row)
+		fn(b.row)
+	}
+}
+
+func (v *visit) together() (BestChoice, bool) {
+	k := v.req.Count
+	v.bestR = -1
+	v.rows(k, func(r int) {
+		row, st := v.idx.Rows[r], v.st[r]
 		run, sum := 0, int64(0) // eligible adjacent seats ending at i, and their scores' sum over the last k
 		for i, s := range row {
-			if !st[r][i] || !eligible(s) {
+			if !st[i] || !v.eligible(s) {
 				run, sum = 0, 0
 				continue
 			}
@@ -286,75 +409,124 @@ func chooseTogether(idx *SeatIndex, st [][]bool, req BestRequest, eligible func(
 			if run < k {
 				continue
 			}
-			strand := req.AvoidSingles && strands(row, st[r], i-k+1, i)
-			if bestR < 0 || (!strand && bestStrand) || (strand == bestStrand && sum < bestScore) {
-				bestR, bestI, bestStrand, bestScore = r, i-k+1, strand, sum
+			strand := v.req.AvoidSingles && strands(row, st, i-k+1, i)
+			if v.better(strand, sum, r, i-k+1) {
+				v.bestR, v.bestI, v.bestStrand, v.bestScore = r, i-k+1, strand, sum
 			}
 		}
-	}
-	if bestR < 0 {
+	})
+	if v.bestR < 0 {
 		return BestChoice{}, false
 	}
-	row := idx.Rows[bestR]
-	c := BestChoice{Stranded: strands(row, st[bestR], bestI, bestI+k-1)}
-	for i := bestI; i < bestI+k; i++ {
+	row, st := v.idx.Rows[v.bestR], v.st[v.bestR]
+	c := BestChoice{Stranded: strands(row, st, v.bestI, v.bestI+k-1)}
+	for i := v.bestI; i < v.bestI+k; i++ {
+		st[i] = false
 		c.SeatIDs = append(c.SeatIDs, row[i].ID)
 	}
 	return c, true
 }
 
-func chooseApart(idx *SeatIndex, st [][]bool, req BestRequest, eligible func(IndexSeat) bool) (BestChoice, bool) {
-	n := 0 // enough first, so a failed choice leaves st as it found it
-	for r, row := range idx.Rows {
-		for i, s := range row {
-			if st[r][i] && eligible(s) {
-				n++
-			}
-		}
-	}
-	if n < req.Count {
-		return BestChoice{}, false
-	}
+// apart picks one seat at a time, each time over the rows by bound again
+// (the seats picked before change which strand).
+func (v *visit) apart() (BestChoice, bool) {
 	var c BestChoice
-	for range req.Count {
-		bestR, bestI, bestStrand, bestScore := -1, 0, false, int64(0)
-		for r, row := range idx.Rows {
+	type pick struct{ r, i int }
+	var picks []pick
+	for range v.req.Count {
+		v.bestR = -1
+		v.rows(1, func(r int) {
+			row, st := v.idx.Rows[r], v.st[r]
 			for i, s := range row {
-				if !st[r][i] || !eligible(s) {
+				if !st[i] || !v.eligible(s) || v.beaten(s.Score, r) {
 					continue
 				}
-				if bestR >= 0 && !bestStrand && s.Score >= bestScore {
-					continue // cannot beat the best found, whatever it strands
-				}
-				strand := req.AvoidSingles && strands(row, st[r], i, i)
-				if bestR < 0 || (!strand && bestStrand) || (strand == bestStrand && s.Score < bestScore) {
-					bestR, bestI, bestStrand, bestScore = r, i, strand, s.Score
+				strand := v.req.AvoidSingles && strands(row, st, i, i)
+				if v.better(strand, s.Score, r, i) {
+					v.bestR, v.bestI, v.bestStrand, v.bestScore = r, i, strand, s.Score
 				}
 			}
+		})
+		if v.bestR < 0 {
+			// Not enough: the seats picked go back before counting what is left.
+			for _, p := range picks {
+				v.st[p.r][p.i] = true
+			}
+			return BestChoice{}, false
 		}
-		c.Stranded = c.Stranded || strands(idx.Rows[bestR], st[bestR], bestI, bestI)
-		st[bestR][bestI] = false
-		c.SeatIDs = append(c.SeatIDs, idx.Rows[bestR][bestI].ID)
+		row, st := v.idx.Rows[v.bestR], v.st[v.bestR]
+		c.Stranded = c.Stranded || strands(row, st, v.bestI, v.bestI)
+		st[v.bestI] = false
+		picks = append(picks, pick{v.bestR, v.bestI})
+		c.SeatIDs = append(c.SeatIDs, row[v.bestI].ID)
 	}
 	return c, true
 }
 
+// learn stores the bounds of every row read, after what this choice took.
+func (v *visit) learn() {
+	if v.bounds == nil {
+		return
+	}
+	for _, r := range v.read {
+		rowBounds(v.idx.Rows[r], v.st[r], v.bounds[2*r*MaxBestCount:2*(r+1)*MaxBestCount])
+	}
+}
+
+// rowBounds sets out[2(k-1)] to the lowest score of k adjacent free seats
+// of row and out[2(k-1)+1] to the lowest of those that strand no seat,
+// NoBound when there is none.
+func rowBounds(row []IndexSeat, st []bool, out []int64) {
+	for k := range out {
+		out[k] = NoBound
+	}
+	low := func(at int, sum int64) {
+		if out[at] == NoBound || sum < out[at] {
+			out[at] = sum
+		}
+	}
+	run := 0
+	for i := range row {
+		if i > 0 && row[i-1].Break {
+			run = 0
+		}
+		if !st[i] {
+			run = 0
+			continue
+		}
+		run++
+		sum := int64(0)
+		for k := 1; k <= min(run, MaxBestCount); k++ {
+			sum += row[i-k+1].Score
+			low(2*(k-1), sum)
+			if !strands(row, st, i-k+1, i) {
+				low(2*(k-1)+1, sum)
+			}
+		}
+	}
+}
+
 // seatsLeft counts, per category, the free seats the request could have
-// had apart from its category, and their longest stretch together.
-func seatsLeft(idx *SeatIndex, st [][]bool, req BestRequest) []SeatsLeft {
-	by := map[string]*SeatsLeft{}
-	for r, row := range idx.Rows {
+// had apart from its category, and their longest stretch together. A row
+// known to have no free seat is not read.
+func (v *visit) seatsLeft() []SeatsLeft {
+	by := make(map[string]*SeatsLeft, len(v.idx.Categories))
+	out := make([]SeatsLeft, len(v.idx.Categories))
+	for i, c := range v.idx.Categories {
+		out[i].Category = c
+		by[c] = &out[i]
+	}
+	for r, row := range v.idx.Rows {
+		if d, _ := v.known(r, 1); d == NoBound {
+			continue
+		}
+		st := v.load(r)
 		run := 0
 		for i, s := range row {
 			if i > 0 && row[i-1].Break {
 				run = 0
 			}
-			l := by[s.Category]
-			if l == nil {
-				l = &SeatsLeft{Category: s.Category}
-				by[s.Category] = l
-			}
-			if !st[r][i] || s.Accessible != req.Accessible {
+			if !st[i] || s.Accessible != v.req.Accessible {
 				run = 0
 				continue
 			}
@@ -362,14 +534,19 @@ func seatsLeft(idx *SeatIndex, st [][]bool, req BestRequest) []SeatsLeft {
 				run = 0
 			}
 			run++
+			l := by[s.Category]
 			l.Free++
 			l.Together = max(l.Together, run)
 		}
 	}
-	out := make([]SeatsLeft, 0, len(by))
-	for _, l := range by {
-		out = append(out, *l)
-	}
-	slices.SortFunc(out, func(a, b SeatsLeft) int { return cmp.Compare(a.Category, b.Category) })
 	return out
+}
+
+// strands reports whether taking row[i..j] strands a single free seat.
+func strands(row []IndexSeat, st []bool, i, j int) bool {
+	// left neighbour i-1, alone if its own left is not free
+	if i > 0 && !row[i-1].Break && st[i-1] && (i-2 < 0 || row[i-2].Break || !st[i-2]) {
+		return true
+	}
+	return !row[j].Break && j+1 < len(row) && st[j+1] && (row[j+1].Break || j+2 >= len(row) || !st[j+2])
 }

@@ -12,13 +12,13 @@ import (
 	"seatflow/core/stacktest"
 )
 
-// bestScriptOf matches best.lua (seats, limit, blocked and index keys of
-// the show) run for any order of the show.
+// bestScriptOf matches best.lua (seats, limit, blocked, index and bounds
+// keys of the show) run for any order of the show.
 func bestScriptOf(showID int64) func(redis.Cmder) bool {
 	return func(cmd redis.Cmder) bool {
 		keys, _, ok := stacktest.ScriptCall(cmd)
 		return ok && slices.Equal(keys, []string{seats.KeySeats(showID), seats.KeyLimit(showID),
-			seats.KeyBlocked(showID), seats.KeyBest(showID)})
+			seats.KeyBlocked(showID), seats.KeyBest(showID), seats.KeyBestBounds(showID)})
 	}
 }
 

@@ -24,21 +24,23 @@ import (
 // subtest's end would drop its show's keys from the shared Redis while the
 // DB keeps its orders.
 
-// lockScriptOf matches the lock script (lock.lua: seats, limit and blocked
-// keys of the show) run for any order of the show.
+// lockScriptOf matches the lock script (lock.lua: seats, limit, blocked
+// and best-available bounds keys of the show) run for any order of the show.
 func lockScriptOf(showID int64) func(redis.Cmder) bool {
 	return func(cmd redis.Cmder) bool {
 		keys, _, ok := stacktest.ScriptCall(cmd)
-		return ok && slices.Equal(keys, []string{seats.KeySeats(showID), seats.KeyLimit(showID), seats.KeyBlocked(showID)})
+		return ok && slices.Equal(keys, []string{seats.KeySeats(showID), seats.KeyLimit(showID), seats.KeyBlocked(showID),
+			seats.KeyBestBounds(showID)})
 	}
 }
 
 // heldScriptOf matches release.lua and sell.lua run for orderNo ("": for
-// any order): both take the seats and limit keys and the order number first.
+// any order): both take the seats, limit and best-available bounds keys and
+// the order number first.
 func heldScriptOf(showID int64, orderNo string) func(redis.Cmder) bool {
 	return func(cmd redis.Cmder) bool {
 		keys, argv, ok := stacktest.ScriptCall(cmd)
-		return ok && slices.Equal(keys, []string{seats.KeySeats(showID), seats.KeyLimit(showID)}) &&
+		return ok && slices.Equal(keys, []string{seats.KeySeats(showID), seats.KeyLimit(showID), seats.KeyBestBounds(showID)}) &&
 			len(argv) > 0 && (orderNo == "" || argv[0] == orderNo)
 	}
 }

@@ -106,3 +106,52 @@ func TestSetBestRulesBadInput(t *testing.T) {
 			a.show.PlanVersion, a.show.Best)
 	}
 }
+
+// TestGetBestRulesAPI reads a show's rules back after each PUT, in the
+// PUT's own answer shape, and refuses what does not name a show.
+func TestGetBestRulesAPI(t *testing.T) {
+	a := newTestApp(t)
+	path := fmt.Sprintf("/api/v1/shows/%d/best-available", a.show.ID)
+	steps := []struct {
+		name, put string // "": read before any change
+		want      string
+	}{
+		{"defaults", "", fmt.Sprintf(`{"show_id":%d,"plan_version":%d,"focal":null,"allow_singles":false}`, a.show.ID, a.show.PlanVersion)},
+		{"focal and singles", `{"focal":{"x":4,"y":3},"allow_singles":true}`,
+			fmt.Sprintf(`{"show_id":%d,"plan_version":%d,"focal":{"x":4,"y":3},"allow_singles":true}`, a.show.ID, a.show.PlanVersion+1)},
+		{"back to the stage centre", `{"focal":null}`,
+			fmt.Sprintf(`{"show_id":%d,"plan_version":%d,"focal":null,"allow_singles":false}`, a.show.ID, a.show.PlanVersion+2)},
+	}
+	for _, st := range steps {
+		if st.put != "" {
+			rec := a.do(http.MethodPut, path, st.put)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%s: PUT %d: %s", st.name, rec.Code, rec.Body)
+			}
+			if got := strings.TrimSpace(rec.Body.String()); got != st.want {
+				t.Errorf("%s: PUT answered %s, want %s", st.name, got, st.want)
+			}
+		}
+		rec := a.do(http.MethodGet, path, "")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: GET %d: %s", st.name, rec.Code, rec.Body)
+		}
+		if got := strings.TrimSpace(rec.Body.String()); got != st.want {
+			t.Errorf("%s: GET answered %s, want %s", st.name, got, st.want)
+		}
+	}
+	bad := []struct {
+		name, show string
+		status     int
+		code       string
+	}{
+		{"show id not a number", "x", 400, "invalid_request"},
+		{"unknown show", "999999", 404, "show_not_found"},
+	}
+	for _, tc := range bad {
+		rec := a.do(http.MethodGet, "/api/v1/shows/"+tc.show+"/best-available", "")
+		if rec.Code != tc.status || errorCode(t, rec) != tc.code {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, rec.Code, rec.Body, tc.status, tc.code)
+		}
+	}
+}

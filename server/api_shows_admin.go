@@ -255,11 +255,29 @@ func (s *Server) handleSetBestRules(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, newBestRulesAnswer(show))
+}
+
+// handleGetBestRules returns a show's best-available rules in the shape
+// the PUT takes and answers.
+func (s *Server) handleGetBestRules(c echo.Context) error {
+	id, err := showID(c)
+	if err != nil {
+		return err
+	}
+	show, err := s.engine.BestRules(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newBestRulesAnswer(show))
+}
+
+func newBestRulesAnswer(show core.Show) bestRulesAnswerJSON {
 	out := bestRulesAnswerJSON{ShowID: show.ID, PlanVersion: show.PlanVersion, bestRulesJSON: bestRulesJSON{AllowSingles: show.Best.AllowSingles}}
 	if show.Best.FocalSet {
 		out.Focal = &pointJSON{X: show.Best.FocalX, Y: show.Best.FocalY}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out
 }
 
 // handleBlocks blocks (POST) or unblocks (DELETE) seats.

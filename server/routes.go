@@ -49,6 +49,7 @@ func (s *Server) routes() {
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)
 	api.PUT("/shows/:id/plan", s.handleReplacePlan, planMW...)
+	api.GET("/shows/:id/best-available", s.handleGetBestRules, mw...)
 	api.PUT("/shows/:id/best-available", s.handleSetBestRules, mw...)
 	api.POST("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.DELETE("/shows/:id/blocks", s.handleBlocks, mw...)

@@ -29,7 +29,7 @@ func TestFaultCancelBeforeRelock(t *testing.T) {
 		fault := st.InjectRedis(&stacktest.RedisFault{
 			Match: func(cmd redis.Cmder) bool {
 				keys, argv, ok := stacktest.ScriptCall(cmd)
-				return ok && len(keys) == 3 && keys[0] == seats.KeySeats(f.show.ID) && len(argv) > 0 && argv[0] == o.OrderNo
+				return ok && len(keys) == 4 && keys[0] == seats.KeySeats(f.show.ID) && len(argv) > 0 && argv[0] == o.OrderNo
 			},
 			Before: func(ctx context.Context) {
 				if _, err := f.eng.Cancel(ctx, o.OrderNo, o.UserID); err != nil {

@@ -21,9 +21,14 @@ var bestLua string
 var best = redis.NewScript(bestLua)
 
 // KeyBest is the hash of a show's seat index for best available: field t
-// the index's tag, n its row count, 1..n its rows, o1..o10 its row orders
-// (best.lua).
+// the index's tag, n its row count, 1..n its rows, o1..o10 its row orders,
+// c its categories (best.lua).
 func KeyBest(showID int64) string { return fmt.Sprintf("sf:{show:%d}:best", showID) }
+
+// KeyBestBounds is the hash of the row bounds best.lua learnt of a show
+// (core.RowBounds), field row → its bounds. Every other change of which
+// seats are free deletes it (a release, a named lock, a block...).
+func KeyBestBounds(showID int64) string { return fmt.Sprintf("sf:{show:%d}:bestb", showID) }
 
 // ChooseAndLock implements core.SeatStore (best.lua). The index is written
 // when the stored one is missing or has another tag (a new plan, new rules,
@@ -32,7 +37,7 @@ func (s *Store) ChooseAndLock(ctx context.Context, showID, userID int64, orderNo
 	if err := checkBest(orderNo, req); err != nil {
 		return core.BestChoice{}, err
 	}
-	keys := []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBest(showID)}
+	keys := []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBest(showID), KeyBestBounds(showID)}
 	args := []any{orderNo, strconv.FormatInt(userID, 10), limit, now.UnixMilli(), idx.Tag, req.Count,
 		req.Category, digit(req.Together), digit(req.Accessible), digit(req.AvoidSingles)}
 	what := fmt.Sprintf("choose seats of show %d for order %s", showID, orderNo)
@@ -63,8 +68,12 @@ func (s *Store) ChooseAndLock(ctx context.Context, showID, userID int64, orderNo
 
 // writeIndex replaces the show's stored index in one MULTI/EXEC.
 func (s *Store) writeIndex(ctx context.Context, showID int64, idx *core.SeatIndex) error {
-	fields := make([]any, 0, 4+2*len(idx.Encoded)+2*len(idx.Order))
-	fields = append(fields, "t", idx.Tag, "n", len(idx.Encoded))
+	fields := make([]any, 0, 6+2*len(idx.Encoded)+2*len(idx.Order))
+	var cats strings.Builder
+	for _, c := range idx.Categories {
+		cats.WriteString(c + ";")
+	}
+	fields = append(fields, "t", idx.Tag, "n", len(idx.Encoded), "c", cats.String())
 	for i, row := range idx.Encoded {
 		fields = append(fields, strconv.Itoa(i+1), row)
 	}
@@ -72,7 +81,7 @@ func (s *Store) writeIndex(ctx context.Context, showID int64, idx *core.SeatInde
 		fields = append(fields, "o"+strconv.Itoa(k+1), order)
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, KeyBest(showID))
+		p.Del(ctx, KeyBest(showID), KeyBestBounds(showID))
 		p.HSet(ctx, KeyBest(showID), fields...)
 		return nil
 	})

@@ -5,7 +5,11 @@
 -- KEYS[4] the show's seat index: field t its tag, n its row count,
 -- 1..n one row each, "id,category,accessible,score,break;..." in col order,
 -- o1..o10 the rows by the best score k seats of each can have,
--- "row,bound;..." (SeatIndex.Order).
+-- "row,bound;..." (SeatIndex.Order), c the categories, each followed by
+-- ';'. KEYS[5] the bounds learnt here (core.RowBounds): field row, for
+-- k = 1..10 two numbers of 12 characters, the lowest score of k adjacent
+-- free seats of the row when last read and the lowest of those that
+-- strand no seat ('x...' none); a row missing was not read.
 -- ARGV[1] orderNo, ARGV[2] userID, ARGV[3] limit (0 = none), ARGV[4] nowMs,
 -- ARGV[5] the index tag the caller holds, ARGV[6] count, ARGV[7] category
 -- ('' any), ARGV[8] together, ARGV[9] accessible, ARGV[10] avoid singles
@@ -15,10 +19,16 @@
 --
 -- Cost: rows are read (index row, HMGET of their seats) only when visited,
 -- in the order of their bound, and the visit stops once no row left can
--- beat the orphan-free set in hand. Only a request that fits nowhere, or
--- whose every fitting set strands a seat, reads the whole show.
+-- beat the orphan-free set in hand. A row whose learnt bounds cannot beat
+-- it either is passed unread, and one whose sets all strand a seat is read
+-- only when no orphan-free set exists. The bounds hold while this script
+-- is the only change to the show's seats: every other one that frees or
+-- takes a seat deletes KEYS[5] (release*.lua, lock.lua, block.lua,
+-- sell.lua of a free seat, unblock and restore, the Go writes). So a sale
+-- of best-available orders reads about one row a choice; the first choice
+-- after another change reads the rows by bound as far as it must.
 local k = tonumber(ARGV[6])
-local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1))
+local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1), 'c')
 if idx[1] ~= ARGV[5] then
   return {'index'}
 end
@@ -31,6 +41,7 @@ if limit > 0 then
 end
 local cat, together, acc, avoid = ARGV[7], ARGV[8] == '1', ARGV[9], ARGV[10] == '1'
 local nrows = tonumber(idx[2])
+local W, MAXK, CAP = 12, 10, 999999999999
 -- Most shows block nothing: then no seat needs looking up there.
 local anyBlocked = redis.call('HLEN', KEYS[3]) > 0
 
@@ -44,8 +55,8 @@ local function mget(key, ids, n, into)
   end
 end
 
--- rows[r] once row r is read.
-local rows = {}
+-- rows[r] once row r is read; read lists them.
+local rows, read = {}, {}
 local function load(r)
   if rows[r] then
     return rows[r]
@@ -66,27 +77,25 @@ local function load(r)
     row.free[i] = not held[i] and not blocked[i]
   end
   rows[r] = row
+  read[#read + 1] = r
   return row
 end
 
--- The rows to visit, in order: peek gives the next row and its bound
--- (false when none is left), advance moves past it.
--- (string.find, not a gmatch iterator: the embedded Redis runs gopher-lua,
--- whose gmatch iterators work only in a generic for.)
-local order, at = idx[3] or '', 1
-local peekR, peekB
-local function peek()
-  if peekR == nil then
-    local _, e, r, b = string.find(order, '(%d+),(%d+)', at)
-    peekR, peekB = false, 0
-    if e then
-      at, peekR, peekB = e + 1, tonumber(r), tonumber(b)
-    end
+-- The stored bounds of kk seats (any set, orphan-free sets) in b, a
+-- row's stored string (false when not stored): -1 unknown, -2 none.
+local function known(b, kk)
+  if not b then
+    return -1, -1
   end
-  return peekR, peekB
-end
-local function advance()
-  peekR = nil
+  local at = (kk - 1) * 2 * W + 1
+  if string.byte(b, at) == 120 then
+    return -2, -2 -- no set at all, so no orphan-free one
+  end
+  local d = tonumber(string.sub(b, at, at + W - 1))
+  if string.byte(b, at + W) == 120 then
+    return d, -2
+  end
+  return d, tonumber(string.sub(b, at + W, at + 2 * W - 1))
 end
 
 local function eligible(row, i)
@@ -122,25 +131,181 @@ local function better(s, score, r, i)
   end
   return i < bestI
 end
--- The next row worth a visit, or nil: none is left, or none left can beat
--- the orphan-free set in hand.
-local function nextRow()
-  local r, bound = peek()
-  if not r or (bestR and not bestS and (bound > bestScore or (bound == bestScore and r > bestR))) then
-    return nil
+-- Whether no set of row r scoring at least score can beat the orphan-free
+-- set in hand.
+local function beaten(score, r)
+  return bestR and not bestS and (score > bestScore or (score == bestScore and r > bestR))
+end
+
+local function num(v)
+  return v and string.format('%012d', math.min(v, CAP)) or 'xxxxxxxxxxxx'
+end
+
+-- learn stores the bounds of every row read, after what was taken.
+local function learn()
+  if #read == 0 then
+    return
   end
-  advance()
-  return r
+  local fields = {}
+  for _, r in ipairs(read) do
+    local row = rows[r]
+    local any, free = {}, {}
+    local run = 0
+    for i = 1, row.n do
+      if i > 1 and row.brk[i - 1] then
+        run = 0
+      end
+      if row.free[i] then
+        run = run + 1
+        local sum = 0
+        for kk = 1, math.min(run, MAXK) do
+          sum = sum + row.score[i - kk + 1]
+          if not any[kk] or sum < any[kk] then
+            any[kk] = sum
+          end
+          if (not free[kk] or sum < free[kk]) and not strands(row, i - kk + 1, i) then
+            free[kk] = sum
+          end
+        end
+      else
+        run = 0
+      end
+    end
+    local out = {}
+    for kk = 1, MAXK do
+      out[2 * kk - 1], out[2 * kk] = num(any[kk]), num(free[kk])
+    end
+    fields[#fields + 1] = tostring(r)
+    fields[#fields + 1] = table.concat(out)
+    if #fields >= 1000 then
+      redis.call('HSET', KEYS[5], unpack(fields))
+      fields = {}
+    end
+  end
+  if #fields > 0 then
+    redis.call('HSET', KEYS[5], unpack(fields))
+  end
+end
+
+-- The row order (idx[3], by bound), parsed as far as visited: entry(j)
+-- is the j-th row and its bound, nil past the end; stored(j) the stored
+-- bounds of that row, fetched 32 rows at a time. (string.find, not a
+-- gmatch iterator: the embedded Redis runs gopher-lua, whose gmatch
+-- iterators work only in a generic for.)
+local order, oat = idx[3] or '', 1
+local ordR, ordB, bnd, fetched = {}, {}, {}, 0
+local function entry(j)
+  while #ordR < j do
+    local _, e, rs, bs = string.find(order, '(%d+),(%d+)', oat)
+    if not e then
+      return nil
+    end
+    oat = e + 1
+    ordR[#ordR + 1], ordB[#ordB + 1] = tonumber(rs), tonumber(bs)
+  end
+  return ordR[j], ordB[j]
+end
+local function stored(j)
+  if j > fetched then
+    local rs = {}
+    for i = j, j + 31 do
+      local r = entry(i)
+      if not r then
+        break
+      end
+      rs[#rs + 1] = r
+    end
+    local got = redis.call('HMGET', KEYS[5], unpack(rs))
+    for i = 1, #got do
+      bnd[j + i - 1] = got[i]
+    end
+    fetched = j + #got - 1
+  end
+  return bnd[j]
+end
+
+-- visit calls fn on each row that may hold a set of kk seats beating the
+-- one in hand, reading it first, until none left can. A row not stored is
+-- read when the walk of the order reaches it; a stored one waits as a
+-- candidate keyed by its stored bound, and candidates are read lowest
+-- first, before any row the walk reaches whose bound is above: the first
+-- one read is then most often the set chosen. A row known to have only
+-- sets that strand a seat waits for a last pass, which runs when no
+-- orphan-free set was found.
+local function visit(kk, fn)
+  local stranding, cands = {}, {}
+  local low -- index in cands of the lowest candidate (row, key)
+  local function lowest()
+    low = nil
+    for i = 1, #cands, 2 do
+      local r, key = cands[i], cands[i + 1]
+      if r and (not low or key < cands[low + 1] or (key == cands[low + 1] and r < cands[low])) then
+        low = i
+      end
+    end
+  end
+  local j, walking = 1, true
+  while true do
+    local r, bound
+    if walking then
+      r, bound = entry(j)
+      if not r or beaten(bound, r) then
+        walking, r = false, nil
+      end
+    end
+    if low and (not r or cands[low + 1] <= bound) then
+      local cr, key = cands[low], cands[low + 1]
+      cands[low] = false
+      lowest()
+      if not beaten(key, cr) then
+        load(cr)
+        fn(cr)
+      end
+    elseif r then
+      j = j + 1
+      local d, free = -1, -1
+      if not rows[r] then
+        d, free = known(stored(j - 1), kk)
+      end
+      if d == -1 then
+        load(r)
+        fn(r)
+      elseif d == -2 or beaten(d, r) then
+        -- passed: nothing here beats the set in hand
+      elseif avoid and free == -2 then
+        if not bestR or bestS then
+          stranding[#stranding + 1] = r
+          stranding[#stranding + 1] = d
+        end
+      elseif not (avoid and beaten(free, r)) then
+        local key = avoid and free or d
+        cands[#cands + 1] = r
+        cands[#cands + 1] = key
+        if not low or key < cands[low + 1] or (key == cands[low + 1] and r < cands[low]) then
+          low = #cands - 1
+        end
+      end
+    else
+      break
+    end
+  end
+  if bestR and not bestS then
+    return
+  end
+  -- Every set of these strands a seat, as the one in hand does (if any).
+  for i = 1, #stranding, 2 do
+    local r, d = stranding[i], stranding[i + 1]
+    if not (bestR and (d > bestScore or (d == bestScore and r > bestR))) then
+      load(r)
+      fn(r)
+    end
+  end
 end
 
 local chosen, stranded = {}, false
 if together then
-  while true do
-    local r = nextRow()
-    if not r then
-      break
-    end
-    local row = load(r)
+  visit(k, function(r)
+    local row = rows[r]
     local run, sum = 0, 0
     for i = 1, row.n do
       if not eligible(row, i) then
@@ -162,22 +327,23 @@ if together then
         end
       end
     end
-  end
+  end)
   if bestR then
     local row = rows[bestR]
     stranded = strands(row, bestI, bestI + k - 1)
     for i = bestI, bestI + k - 1 do
       chosen[#chosen + 1] = row.ids[i]
+      row.free[i] = false
     end
   end
 else
-  -- One seat at a time, each from the rows read so far and any row that
-  -- could still give a better seat.
-  local visited, picks = {}, {}
+  -- One seat at a time, each time over the rows by bound again (the seats
+  -- picked before change which strand).
+  local picks = {}
   local function scan(r)
     local row = rows[r]
     for i = 1, row.n do
-      if eligible(row, i) and not (bestR and not bestS and row.score[i] > bestScore) then
+      if eligible(row, i) and not beaten(row.score[i], r) then
         local s = avoid and strands(row, i, i)
         if better(s, row.score[i], r, i) then
           bestR, bestI, bestS, bestScore = r, i, s, row.score[i]
@@ -187,18 +353,7 @@ else
   end
   for _ = 1, k do
     bestR = nil
-    for _, r in ipairs(visited) do
-      scan(r)
-    end
-    while true do
-      local r = nextRow()
-      if not r then
-        break
-      end
-      load(r)
-      visited[#visited + 1] = r
-      scan(r)
-    end
+    visit(1, scan)
     if not bestR then
       break
     end
@@ -220,34 +375,50 @@ end
 
 if #chosen == 0 then
   -- What is left per category: free seats of the asked accessibility,
-  -- and their longest stretch together.
+  -- and their longest stretch together. A row known to have no free seat
+  -- is not read.
   local free, best, cats = {}, {}, {}
+  for c in string.gmatch(idx[4] or '', '([^;]*);') do
+    free[c], best[c] = 0, 0
+    cats[#cats + 1] = c
+  end
+  -- The stored bounds of every row, in chunks for unpack.
+  local all = {}
+  for j = 1, nrows, 1000 do
+    local rs = {}
+    for r = j, math.min(j + 999, nrows) do
+      rs[#rs + 1] = r
+    end
+    local got = redis.call('HMGET', KEYS[5], unpack(rs))
+    for i = 1, #got do
+      all[j + i - 1] = got[i]
+    end
+  end
   for r = 1, nrows do
-    local row = load(r)
-    local run = 0
-    for i = 1, row.n do
-      local c = row.cat[i]
-      if not free[c] then
-        free[c], best[c] = 0, 0
-        cats[#cats + 1] = c
-      end
-      if i > 1 and row.brk[i - 1] then
-        run = 0
-      end
-      if not row.free[i] or row.acc[i] ~= acc then
-        run = 0
-      else
-        if run > 0 and row.cat[i - 1] ~= c then
+    if rows[r] or known(all[r], 1) ~= -2 then
+      local row = load(r)
+      local run = 0
+      for i = 1, row.n do
+        local c = row.cat[i]
+        if i > 1 and row.brk[i - 1] then
           run = 0
         end
-        run = run + 1
-        free[c] = free[c] + 1
-        if run > best[c] then
-          best[c] = run
+        if not row.free[i] or row.acc[i] ~= acc then
+          run = 0
+        else
+          if run > 0 and row.cat[i - 1] ~= c then
+            run = 0
+          end
+          run = run + 1
+          free[c] = free[c] + 1
+          if run > best[c] then
+            best[c] = run
+          end
         end
       end
     end
   end
+  learn()
   local out = {'none'}
   for _, c in ipairs(cats) do
     out[#out + 1] = c
@@ -265,6 +436,7 @@ for i = 1, #chosen do
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('HINCRBY', KEYS[2], ARGV[2], #chosen)
+learn()
 local out = {'ok', stranded and '1' or '0'}
 for i = 1, #chosen do
   out[#out + 1] = chosen[i]

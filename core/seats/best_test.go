@@ -182,7 +182,15 @@ type bestCase struct {
 	taken   []string
 	blocked []string
 	req     core.BestRequest
+	after   int // what follows a first choice: afterRelease, afterKeep, afterLock
 }
+
+// What a case does after a first choice, before the one checked.
+const (
+	afterRelease = iota // its seats are released
+	afterKeep           // its seats stay held
+	afterLock           // they stay, and the next seat of the plan is locked by name
+)
 
 // genCase draws a plan of 1-40 rows of 1-60 seats, with aisles, three
 // categories, accessible seats, ranks or a focal point, some seats taken
@@ -229,6 +237,7 @@ func genCase(rng *rand.Rand) bestCase {
 	c.req = core.BestRequest{Count: 1 + rng.IntN(10), Together: rng.IntN(4) != 0,
 		Category: []string{"", "", "A", "B", "C"}[rng.IntN(5)], Accessible: rng.IntN(10) == 0,
 		AvoidSingles: !c.rules.AllowSingles}
+	c.after = rng.IntN(3)
 	return c
 }
 
@@ -313,6 +322,32 @@ func checkCase(t *testing.T, s *subject, show int64, c bestCase) (failed bool) {
 	}
 	idx := core.BuildSeatIndex(c.plan, c.rules)
 	notFree := map[string]bool{}
+	// A first choice: the store learns the rows it read, and what follows
+	// (c.after) must leave that true or make the store forget it.
+	warm, err := s.ChooseAndLock(ctx, show, 2, "warm", idx, c.req, 0, t0)
+	switch {
+	case errors.Is(err, core.ErrNotEnoughSeats):
+	case err != nil:
+		t.Fatal(err)
+	case c.after == afterRelease:
+		if _, err := s.Release(ctx, show, 2, "warm", warm.SeatIDs); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		for _, id := range warm.SeatIDs {
+			notFree[id] = true
+		}
+		if c.after == afterLock {
+			next := slices.IndexFunc(c.plan, func(p core.Seat) bool { return p.SeatID == warm.SeatIDs[len(warm.SeatIDs)-1] }) + 1
+			if next < len(c.plan) && !slices.Contains(c.taken, c.plan[next].SeatID) &&
+				!slices.Contains(c.blocked, c.plan[next].SeatID) && !notFree[c.plan[next].SeatID] {
+				if err := s.Lock(ctx, show, 3, "named", []string{c.plan[next].SeatID}, 0, t0); err != nil {
+					t.Fatal(err)
+				}
+				notFree[c.plan[next].SeatID] = true
+			}
+		}
+	}
 	for _, id := range append(slices.Clone(c.taken), c.blocked...) {
 		notFree[id] = true
 	}

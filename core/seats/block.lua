@@ -1,7 +1,8 @@
 -- Blocks every seat, or none: a seat locked or sold refuses the whole call,
 -- in the same atomic step in which lock.lua refuses blocked seats, so a
 -- block and a placement of one seat never both take it.
--- KEYS[1] seats hash, KEYS[2] blocked hash.
+-- KEYS[1] seats hash, KEYS[2] blocked hash, KEYS[3] the best-available
+-- bounds, stale once a seat is blocked (best.lua).
 -- ARGV[1] reason, ARGV[2] nowMs, ARGV[3..] seat ids.
 -- Each blocked seat's value is 'reason|blockMs': reconcile leaves a block
 -- younger than its grace period alone (its DB transaction may not have
@@ -31,4 +32,5 @@ for i = 1, n do
   fields[2 * i] = value
 end
 redis.call('HSET', KEYS[2], unpack(fields))
+redis.call('DEL', KEYS[3])
 return added

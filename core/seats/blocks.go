@@ -26,7 +26,7 @@ func (s *Store) Block(ctx context.Context, showID int64, seatIDs []string, reaso
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	res, err := s.block.Run(ctx, s.rdb, []string{KeySeats(showID), KeyBlocked(showID)}, args...).StringSlice()
+	res, err := s.block.Run(ctx, s.rdb, []string{KeySeats(showID), KeyBlocked(showID), KeyBestBounds(showID)}, args...).StringSlice()
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("block seats of show %d", showID), err)
 	}
@@ -39,12 +39,18 @@ func (s *Store) Block(ctx context.Context, showID int64, seatIDs []string, reaso
 	return nil, fmt.Errorf("seats: block seats of show %d: unexpected script reply %q", showID, res)
 }
 
-// Unblock implements core.SeatStore: one HDEL, atomic by itself.
+// Unblock implements core.SeatStore: the HDEL and the drop of the
+// best-available bounds it makes stale in one MULTI/EXEC.
 func (s *Store) Unblock(ctx context.Context, showID int64, seatIDs []string) error {
 	if len(seatIDs) == 0 {
 		return nil
 	}
-	if err := s.rdb.HDel(ctx, KeyBlocked(showID), seatIDs...).Err(); err != nil {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HDel(ctx, KeyBlocked(showID), seatIDs...)
+		p.Del(ctx, KeyBestBounds(showID))
+		return nil
+	})
+	if err != nil {
 		return wrap(fmt.Sprintf("unblock seats of show %d", showID), err)
 	}
 	return nil
@@ -114,6 +120,7 @@ func (s *Store) ReplaceBlocks(ctx context.Context, showID int64, blocks []core.S
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, KeyBlocked(showID))
+		p.Del(ctx, KeyBestBounds(showID))
 		if len(args) > 0 {
 			p.HSet(ctx, KeyBlocked(showID), args...)
 		}
@@ -139,7 +146,7 @@ func (s *Store) RestoreBlocks(ctx context.Context, showID int64, blocks []core.S
 			was := seen[b.SeatID]
 			args = append(args, b.SeatID, was.Reason, blockMS(was.BlockedAt), encodeBlock(b))
 		}
-		w, err := s.restoreBlock.Run(ctx, s.rdb, []string{KeyBlocked(showID)}, args...).StringSlice()
+		w, err := s.restoreBlock.Run(ctx, s.rdb, []string{KeyBlocked(showID), KeyBestBounds(showID)}, args...).StringSlice()
 		if err != nil {
 			return written, wrap(fmt.Sprintf("restore blocked seats of show %d", showID), err)
 		}
@@ -159,7 +166,7 @@ func (s *Store) UnblockIfBlockedBefore(ctx context.Context, showID int64, seatID
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		f, err := s.unblockBefore.Run(ctx, s.rdb, []string{KeyBlocked(showID)}, args...).StringSlice()
+		f, err := s.unblockBefore.Run(ctx, s.rdb, []string{KeyBlocked(showID), KeyBestBounds(showID)}, args...).StringSlice()
 		if err != nil {
 			return freed, wrap(fmt.Sprintf("unblock stale blocks of show %d", showID), err)
 		}

@@ -63,7 +63,9 @@ func eachBackend(t *testing.T, fn func(t *testing.T, rdb redis.UniversalClient))
 // Redis) uses, and deletes its keys at the end: FLUSHDB is not allowed there.
 func newShow(tb testing.TB, rdb redis.UniversalClient) int64 {
 	id := 1<<52 + rand.Int64N(1<<52)
-	tb.Cleanup(func() { rdb.Del(context.Background(), KeySeats(id), KeyLimit(id), KeyBlocked(id), KeyBest(id)) })
+	tb.Cleanup(func() {
+		rdb.Del(context.Background(), KeySeats(id), KeyLimit(id), KeyBlocked(id), KeyBest(id), KeyBestBounds(id))
+	})
 	return id
 }
 

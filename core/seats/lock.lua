@@ -1,5 +1,6 @@
 -- Locks every seat for one order, or none.
--- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] blocked hash.
+-- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] blocked hash, KEYS[4]
+-- the best-available bounds, stale once a seat is taken here (best.lua).
 -- ARGV[1] orderNo, ARGV[2] userID, ARGV[3] limit (0 = none), ARGV[4] nowMs,
 -- ARGV[5] '1' when blocked seats may be taken (box office), else '0',
 -- ARGV[6..] seat ids.
@@ -39,4 +40,5 @@ for i = 1, n do
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('HINCRBY', KEYS[2], ARGV[2], n)
+redis.call('DEL', KEYS[4])
 return {'ok'}

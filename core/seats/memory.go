@@ -50,7 +50,15 @@ type memShow struct {
 	seats   map[string]memHold
 	limits  map[int64]int
 	blocked map[string]memBlock
+	// bounds are core.ChooseBest's for the index tagged boundsTag; nil
+	// once a seat is freed or taken but by ChooseAndLock (forgetBounds).
+	bounds    core.RowBounds
+	boundsTag string
 }
+
+// forgetBounds is called by every change of which seats are free but
+// ChooseAndLock's own, which core.ChooseBest records (core.RowBounds).
+func (sh *memShow) forgetBounds() { sh.bounds = nil }
 
 // memHold is a non-available seat, as the Redis store's value holds it:
 // the lock time at millisecond precision, 0 for none.
@@ -148,6 +156,7 @@ func (m *Memory) lockSeats(ctx context.Context, showID, userID int64, orderNo st
 		sh.seats[id] = h
 	}
 	sh.limits[userID] += len(seatIDs)
+	sh.forgetBounds()
 	return nil
 }
 
@@ -194,6 +203,7 @@ func (m *Memory) releaseHeld(ctx context.Context, showID int64, orderNo string, 
 	for _, id := range seatIDs {
 		if h, ok := sh.seats[id]; ok && h.state == state && h.orderNo == orderNo {
 			delete(sh.seats, id)
+			sh.forgetBounds()
 			sh.uncount(h.userID)
 			released++
 		}
@@ -231,6 +241,7 @@ func (m *Memory) MarkSold(ctx context.Context, showID, userID int64, orderNo str
 		}
 		sh.seats[id] = memHold{state: core.SeatSold, orderNo: orderNo, userID: userID, lockMS: lockMS}
 	}
+	sh.forgetBounds()
 	return nil
 }
 
@@ -253,6 +264,7 @@ func (m *Memory) ReleaseIfLockedBefore(ctx context.Context, showID int64, seatID
 		return false, nil
 	}
 	delete(sh.seats, seatID)
+	sh.forgetBounds()
 	sh.uncount(h.userID)
 	return true, nil
 }
@@ -309,6 +321,7 @@ func (m *Memory) Replace(ctx context.Context, showID int64, holds []core.SeatHol
 	sh := m.lockShow(showID, true)
 	defer sh.mu.Unlock()
 	sh.seats, sh.limits = seats, limits
+	sh.forgetBounds()
 	return nil
 }
 

@@ -22,11 +22,14 @@ func (m *Memory) ChooseAndLock(ctx context.Context, showID, userID int64, orderN
 	if limit > 0 && sh.limits[userID]+req.Count > limit {
 		return core.BestChoice{}, limitErr(showID, userID, req.Count, limit)
 	}
+	if sh.bounds == nil || sh.boundsTag != idx.Tag {
+		sh.bounds, sh.boundsTag = core.NewRowBounds(idx), idx.Tag
+	}
 	c, left, ok := core.ChooseBest(idx, req, func(id string) bool {
 		_, held := sh.seats[id]
 		_, blocked := sh.blocked[id]
 		return !held && !blocked
-	})
+	}, sh.bounds)
 	if !ok {
 		return core.BestChoice{}, notEnough(left)
 	}

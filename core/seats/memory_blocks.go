@@ -45,6 +45,7 @@ func (m *Memory) Block(ctx context.Context, showID int64, seatIDs []string, reas
 	for _, id := range seatIDs {
 		sh.blocked[id] = b
 	}
+	sh.forgetBounds()
 	return added, nil
 }
 
@@ -63,6 +64,7 @@ func (m *Memory) Unblock(ctx context.Context, showID int64, seatIDs []string) er
 	defer sh.mu.Unlock()
 	for _, id := range seatIDs {
 		delete(sh.blocked, id)
+		sh.forgetBounds()
 	}
 	return nil
 }
@@ -127,6 +129,7 @@ func (m *Memory) ReplaceBlocks(ctx context.Context, showID int64, blocks []core.
 	sh := m.lockShow(showID, true)
 	defer sh.mu.Unlock()
 	sh.blocked = blocked
+	sh.forgetBounds()
 	return nil
 }
 
@@ -152,6 +155,7 @@ func (m *Memory) RestoreBlocks(ctx context.Context, showID int64, blocks []core.
 		}
 		if same {
 			sh.blocked[b.SeatID] = blockOf(b)
+			sh.forgetBounds()
 			written = append(written, b.SeatID)
 		}
 	}
@@ -178,6 +182,7 @@ func (m *Memory) UnblockIfBlockedBefore(ctx context.Context, showID int64, seatI
 	for _, id := range seatIDs {
 		if b, ok := sh.blocked[id]; ok && b.ms < cutoff {
 			delete(sh.blocked, id)
+			sh.forgetBounds()
 			freed = append(freed, id)
 		}
 	}

@@ -2,7 +2,8 @@
 -- ended) or sold (it was refunded). Seats in the other state and other
 -- holders are left alone, so a second release frees nothing and a seat
 -- taken again since is never touched.
--- KEYS[1] seats hash, KEYS[2] limit hash.
+-- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] the best-available
+-- bounds, stale once a seat is freed (best.lua).
 -- ARGV[1] orderNo, ARGV[2] state ('1' locked, '2' sold), ARGV[3..] seat ids.
 -- Returns the number of seats freed.
 local released = 0
@@ -18,5 +19,8 @@ for i = 3, #ARGV do
       released = released + 1
     end
   end
+end
+if released > 0 then
+  redis.call('DEL', KEYS[3])
 end
 return released

@@ -21,7 +21,7 @@ func (s *Store) ReleaseOrder(ctx context.Context, showID int64, orderNo string) 
 	if err := checkOrderNo(orderNo); err != nil {
 		return 0, err
 	}
-	n, err := releaseOrder.Run(ctx, s.rdb, keys(showID), orderNo).Int()
+	n, err := releaseOrder.Run(ctx, s.rdb, changeKeys(showID), orderNo).Int()
 	if err != nil {
 		return 0, wrap(fmt.Sprintf("release the seats of show %d locked by order %s", showID, orderNo), err)
 	}
@@ -47,6 +47,7 @@ func (m *Memory) ReleaseOrder(ctx context.Context, showID int64, orderNo string)
 	for id, h := range sh.seats {
 		if h.state == core.SeatLocked && h.orderNo == orderNo {
 			delete(sh.seats, id)
+			sh.forgetBounds()
 			sh.uncount(h.userID)
 			released++
 		}

@@ -1,7 +1,8 @@
 -- Writes blocks back (reconcile's repair of blocks the seat store lost or
 -- holds for another reason), each only if the seat's block is still what
 -- the caller read: a block or unblock that ran meanwhile wins.
--- KEYS[1] blocked hash.
+-- KEYS[1] blocked hash, KEYS[2] the best-available bounds, stale once a
+-- seat is blocked (best.lua).
 -- ARGV in fours: seat id, the reason read ('' when the seat was not
 -- blocked), the block ms read, the value to write.
 -- Returns the seats written.
@@ -22,5 +23,8 @@ for i = 1, #ARGV, 4 do
     redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 3])
     written[#written + 1] = ARGV[i]
   end
+end
+if #written > 0 then
+  redis.call('DEL', KEYS[2])
 end
 return written

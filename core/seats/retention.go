@@ -7,7 +7,7 @@ import "context"
 // DEL on one node, in a cluster too. Deleting keys that are gone already is
 // not an error, so a retention run may repeat it.
 func (s *Store) DeleteShow(ctx context.Context, showID int64) error {
-	if err := s.rdb.Del(ctx, KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBest(showID)).Err(); err != nil {
+	if err := s.rdb.Del(ctx, KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBest(showID), KeyBestBounds(showID)).Err(); err != nil {
 		return wrap("delete show keys", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 -- Marks seats sold to one order, overwriting whatever is there: the DB
 -- already says they are sold.
--- KEYS[1] seats hash, KEYS[2] limit hash.
+-- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] the best-available
+-- bounds, stale once a free seat is sold here (best.lua).
 -- ARGV[1] orderNo, ARGV[2] userID, ARGV[3..] seat ids.
 -- Counters stay "seats each user holds locked or sold": a seat already
 -- counted for the buyer (held by any of the buyer's orders) changes no
@@ -15,6 +16,8 @@ for i = 3, #ARGV do
     if order == ARGV[1] then
       lock_ms = ms
     end
+  else
+    redis.call('DEL', KEYS[3])
   end
   if prev_user ~= ARGV[2] then
     if prev_user then

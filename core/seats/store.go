@@ -92,7 +92,12 @@ func KeyLimit(showID int64) string { return fmt.Sprintf("sf:{show:%d}:limit", sh
 // KeyBlocked is the hash of a show's blocked seats.
 func KeyBlocked(showID int64) string { return fmt.Sprintf("sf:{show:%d}:blocked", showID) }
 
-func keys(showID int64) []string { return []string{KeySeats(showID), KeyLimit(showID)} }
+// changeKeys are the keys of a script that frees or takes seats: the
+// seats and limit hashes, and the best-available bounds it deletes
+// (KeyBestBounds).
+func changeKeys(showID int64) []string {
+	return []string{KeySeats(showID), KeyLimit(showID), KeyBestBounds(showID)}
+}
 
 // Lock implements core.SeatStore; limit <= 0 means no limit. A seat already
 // locked by the same order counts as unavailable: Lock is not idempotent.
@@ -118,7 +123,7 @@ func (s *Store) lockSeats(ctx context.Context, showID, userID int64, orderNo str
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	res, err := s.lock.Run(ctx, s.rdb, []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID)}, args...).StringSlice()
+	res, err := s.lock.Run(ctx, s.rdb, []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBestBounds(showID)}, args...).StringSlice()
 	if err != nil {
 		return wrap(fmt.Sprintf("lock seats of show %d for order %s", showID, orderNo), err)
 	}
@@ -160,7 +165,7 @@ func (s *Store) releaseHeld(ctx context.Context, showID int64, orderNo, state st
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	n, err := s.release.Run(ctx, s.rdb, keys(showID), args...).Int()
+	n, err := s.release.Run(ctx, s.rdb, changeKeys(showID), args...).Int()
 	if err != nil {
 		return 0, wrap(what, err)
 	}
@@ -181,7 +186,7 @@ func (s *Store) MarkSold(ctx context.Context, showID, userID int64, orderNo stri
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	if err := s.sell.Run(ctx, s.rdb, keys(showID), args...).Err(); err != nil {
+	if err := s.sell.Run(ctx, s.rdb, changeKeys(showID), args...).Err(); err != nil {
 		return wrap(fmt.Sprintf("mark seats of show %d sold to order %s", showID, orderNo), err)
 	}
 	return nil
@@ -201,7 +206,7 @@ func (s *Store) ReleaseIfLockedBefore(ctx context.Context, showID int64, seatID,
 	if err := checkOrderNo(orderNo); err != nil {
 		return false, err
 	}
-	n, err := s.releaseBefore.Run(ctx, s.rdb, keys(showID), seatID, orderNo, before.UnixMilli()).Int()
+	n, err := s.releaseBefore.Run(ctx, s.rdb, changeKeys(showID), seatID, orderNo, before.UnixMilli()).Int()
 	if err != nil {
 		return false, wrap(fmt.Sprintf("release stale seat %s of show %d (order %s)", seatID, showID, orderNo), err)
 	}
@@ -251,7 +256,7 @@ func (s *Store) Replace(ctx context.Context, showID int64, holds []core.SeatHold
 		limitArgs = append(limitArgs, strconv.FormatInt(user, 10), n)
 	}
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, KeySeats(showID), KeyLimit(showID))
+		p.Del(ctx, KeySeats(showID), KeyLimit(showID), KeyBestBounds(showID))
 		if len(seatArgs) > 0 {
 			p.HSet(ctx, KeySeats(showID), seatArgs...)
 			p.HSet(ctx, KeyLimit(showID), limitArgs...)

@@ -1,7 +1,8 @@
 -- Unblocks the seats still blocked since before a cutoff. Compare and delete
 -- happen in one script, so a block taken after the caller looked (a
 -- BlockSeats whose DB transaction has not committed yet) is never touched.
--- KEYS[1] blocked hash.
+-- KEYS[1] blocked hash, KEYS[2] the best-available bounds (stale once a
+-- seat is freed, best.lua).
 -- ARGV[1] cutoff ms, ARGV[2..] seat ids.
 -- A value without a time ('reason', written before blocks carried one)
 -- counts as old. Returns the seats unblocked.
@@ -15,5 +16,8 @@ for i = 2, #ARGV do
       freed[#freed + 1] = ARGV[i]
     end
   end
+end
+if #freed > 0 then
+  redis.call('DEL', KEYS[2])
 end
 return freed

@@ -283,7 +283,7 @@ func (s *stack) close(ctx context.Context) error {
 	}
 	if s.rdb != nil {
 		for _, id := range s.shows {
-			if err := s.rdb.Unlink(ctx, seats.KeySeats(id), seats.KeyLimit(id), seats.KeyBest(id)).Err(); err != nil {
+			if err := s.rdb.Unlink(ctx, seats.KeySeats(id), seats.KeyLimit(id), seats.KeyBest(id), seats.KeyBestBounds(id)).Err(); err != nil {
 				errs = append(errs, fmt.Errorf("remove redis keys of show %d: %w", id, err))
 			}
 		}
