@@ -52,7 +52,7 @@ func (e *Engine) PreviewBest(ctx context.Context, r BestPreview) (BestChoice, er
 	}
 	req := BestRequest{Count: r.Count, Category: r.Category, Together: r.Together, Accessible: r.Accessible,
 		AvoidSingles: !p.index.AllowSingles}
-	c, left, ok := ChooseBest(p.index, req, func(id string) bool { return !taken[id] })
+	c, left, ok := ChooseBest(p.index, req, func(id string) bool { return !taken[id] }, nil) // a preview keeps no bounds: it reads the live state once
 	if !ok {
 		nf := *ErrNotEnoughSeats
 		nf.Left = left
