@@ -5,8 +5,10 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"seatflow/core"
+	"seatflow/core/reconcile"
 	"seatflow/core/stacktest"
 )
 
@@ -157,5 +159,66 @@ func TestRefundSeats(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestRefundSeatsReleaseFailure: a partial refund commits although its
+// seat-store step fails; the seat stays sold to the order (still paid for
+// its other seats) until reconcile's refunded_sold check frees it after
+// the grace period, leaving the seats kept sold.
+func TestRefundSeatsReleaseFailure(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		f := newRefundFixture(t, st, 0, core.Config{})
+		o := f.paid(t, 1, "A-1", "A-2")
+		broken, err := core.NewEngine(core.Config{HoldTTL: f.eng.Config().HoldTTL, Delay: core.DefaultDelayPolicy()},
+			core.Deps{Store: st.DB, Seats: failingReleaseSold{st.Seats}, Queue: st.Queue, Clock: f.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refunds, err := core.NewRefunds(broken, st.DB, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: o.OrderNo, Reason: "r", Actor: "api",
+			SeatIDs: []string{"A-1"}}); err != nil {
+			t.Fatalf("partial refund with a failing seat store: %v", err)
+		}
+		f.wantSeats(t, core.SeatSold, "A-1", "A-2")
+		if n := len(f.events(t, o.OrderNo, core.EventSeatReleaseFailed)); n != 1 {
+			t.Errorf("%d seat_release_failed events, want 1", n)
+		}
+		if err := reconcile.CheckInvariants(ctx, st.DB, st.Seats, f.clock.Now()); err == nil {
+			t.Fatal("invariants hold with a refunded seat still sold")
+		}
+		rec, err := reconcile.New(reconcile.Deps{Engine: f.eng, DB: st.DB, Seats: st.Seats, Clock: f.clock},
+			reconcile.Options{Owner: "test-" + stacktest.RandHex(3), Grace: 2 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func() reconcile.CheckResult {
+			t.Helper()
+			r, err := rec.RunOnce(ctx, reconcile.TriggerManual, false)
+			if err != nil || !r.OK() {
+				t.Fatalf("reconcile: %+v %v", r, err)
+			}
+			for _, c := range r.Checks {
+				if c.Name == reconcile.CheckRefundedSold {
+					return c
+				}
+			}
+			t.Fatal("no refunded_sold check in the run")
+			return reconcile.CheckResult{}
+		}
+		if c := run(); c.Found != 0 {
+			t.Errorf("refunded_sold within the grace period: %+v, want nothing touched", c)
+		}
+		f.clock.Advance(3 * time.Minute)
+		if c := run(); c.Found != 1 || c.Fixed != 1 {
+			t.Errorf("refunded_sold after the grace period: %+v, want 1 found, 1 fixed", c)
+		}
+		f.wantSeats(t, core.SeatAvailable, "A-1")
+		f.wantSeats(t, core.SeatSold, "A-2")
+		f.invariants(t)
 	})
 }
