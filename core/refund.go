@@ -87,6 +87,7 @@ var (
 // refund's own.
 type RefundTx interface {
 	Tx
+	SeatRefundTx // partial refunds: refundseats.go
 	// TransitionPaid is the refund's conditional update:
 	// UPDATE order_info SET status=3 WHERE order_no=? AND status=1.
 	// It reports whether this caller won.
@@ -145,6 +146,9 @@ type RefundRequest struct {
 	Reason    string
 	Reference string
 	Actor     string // api:<key prefix> | staff:<name>
+	// SeatIDs names the seats of a partial refund (refundseats.go); none:
+	// the whole order.
+	SeatIDs []string
 	// Audit writes the refund's audit row (refund, or refund_request when
 	// only a request was recorded) in the refund's transaction. A refused
 	// refund writes nothing, audit row included.
@@ -200,13 +204,17 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 		return RefundOutcome{}, err
 	}
 	req.Reason = reason
+	if req.SeatIDs, err = refundSeats(req.SeatIDs); err != nil {
+		return RefundOutcome{}, err
+	}
 	now := r.e.clock.Now()
 	var (
 		out      RefundOutcome
 		released []string
+		part     seatPart
 	)
 	err = r.store.InRefundTx(ctx, func(tx RefundTx) error {
-		out, released = RefundOutcome{}, nil
+		out, released, part = RefundOutcome{}, nil, seatPart{whole: true}
 		// The order row first, as every ending locks it (one lock order).
 		o, err := tx.OrderForUpdate(ctx, req.OrderNo)
 		if err != nil {
@@ -215,9 +223,15 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 		if o.Status != StatusPaid {
 			return notPaid(o)
 		}
-		row := Refund{OrderNo: o.OrderNo, AmountCents: o.AmountCents, Reason: req.Reason,
+		part.amountCents = o.AmountCents
+		if req.SeatIDs != nil {
+			if part, err = r.partOf(ctx, o, req.SeatIDs); err != nil {
+				return err
+			}
+		}
+		row := Refund{OrderNo: o.OrderNo, AmountCents: part.amountCents, Reason: req.Reason,
 			Reference: req.Reference, Actor: req.Actor, RequestedBy: req.Actor, CreatedAt: now}
-		if r.NeedsApproval(o.AmountCents) {
+		if r.NeedsApproval(row.AmountCents) {
 			if open, ok, err := tx.OpenRefundRequest(ctx, o.OrderNo); err != nil {
 				return err
 			} else if ok {
@@ -229,28 +243,50 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 				return err
 			}
 			out = RefundOutcome{Order: o, Refund: row, Pending: true}
-			if err := tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventRefundRequested, Detail: map[string]any{
-				"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason, "actor": row.Actor}}); err != nil {
+			detail := map[string]any{"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason, "actor": row.Actor}
+			if !part.whole {
+				detail["seat_ids"] = part.seats // what the approval refunds (requestedSeats)
+			}
+			if err := tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: now, Kind: EventRefundRequested, Detail: detail}); err != nil {
 				return err
 			}
-			return req.audit(ctx, tx, now, AuditRefundRequest, o, row)
+			return req.audit(ctx, tx, now, AuditRefundRequest, o, row, part)
 		}
 		row.State, row.ApprovedBy, row.DecidedAt = RefundDone, req.Actor, now
+		if !part.whole {
+			// Beside an open request, which may name these seats, a
+			// partial refund waits for its decision.
+			if open, ok, err := tx.OpenRefundRequest(ctx, o.OrderNo); err != nil {
+				return err
+			} else if ok {
+				return &Error{Kind: KindConflict, Code: ErrRefundPending.Code, Message: fmt.Sprintf(
+					"refund request %d for order %s is waiting for approval", open.ID, o.OrderNo)}
+			}
+			if err := r.transitionSeats(ctx, tx, o, part, &row); err != nil {
+				return err
+			}
+			o.SeatIDs, o.AmountCents = part.kept, o.AmountCents-part.amountCents
+			out = RefundOutcome{Order: o, Refund: row}
+			return req.audit(ctx, tx, now, AuditRefund, o, row, part)
+		}
 		if released, err = r.transition(ctx, tx, o, &row); err != nil {
 			return err
 		}
 		o.Status = StatusRefunded
 		out = RefundOutcome{Order: o, Refund: row}
-		return req.audit(ctx, tx, now, AuditRefund, o, row)
+		return req.audit(ctx, tx, now, AuditRefund, o, row, part)
 	})
 	if err != nil {
 		return RefundOutcome{}, fmt.Errorf("refund %s: %w", req.OrderNo, err)
 	}
-	if out.Pending {
+	switch {
+	case out.Pending:
 		r.e.metrics.Refunds.WithLabelValues(string(RefundRequested)).Inc()
-		return out, nil
+	case !part.whole:
+		r.afterRefundSeats(ctx, out.Order, part.seats)
+	default:
+		r.afterRefund(ctx, out.Order, released)
 	}
-	r.afterRefund(ctx, out.Order, released)
 	return out, nil
 }
 
@@ -328,11 +364,15 @@ func (r *Refunds) afterRefund(ctx context.Context, o Order, released []string) {
 	e.notify.SeatsChanged(o.ShowID, released, SeatAvailable, "")
 }
 
-// audit records a refund or a request for one in its transaction.
-func (req RefundRequest) audit(ctx context.Context, tx Tx, at time.Time, action string, o Order, row Refund) error {
-	return req.Audit.record(ctx, tx, at, action, "order:"+o.OrderNo, map[string]any{
-		"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason,
-		"reference": row.Reference, "seat_ids": o.SeatIDs})
+// audit records a refund or a request for one in its transaction: of the
+// seats of p, or of the whole order o.
+func (req RefundRequest) audit(ctx context.Context, tx Tx, at time.Time, action string, o Order, row Refund, p seatPart) error {
+	detail := map[string]any{"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason,
+		"reference": row.Reference, "seat_ids": o.SeatIDs}
+	if !p.whole {
+		detail["seat_ids"], detail["kept_seat_ids"] = p.seats, p.kept
+	}
+	return req.Audit.record(ctx, tx, at, action, "order:"+o.OrderNo, detail)
 }
 
 // decisionAudit records a staff decision on request req in its transaction.
@@ -359,13 +399,20 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 			return RefundOutcome{}, fmt.Errorf("approve refund %d: %w", id, err)
 		}
 	}
+	// The seats a partial request named are in its event, immutable
+	// once the request committed.
+	seats, err := r.requestedSeats(ctx, req)
+	if err != nil {
+		return RefundOutcome{}, fmt.Errorf("approve refund %d: %w", id, err)
+	}
 	now := r.e.clock.Now()
 	var (
 		out      RefundOutcome
 		released []string
+		part     seatPart
 	)
 	err = r.store.InRefundTx(ctx, func(tx RefundTx) error {
-		out, released = RefundOutcome{}, nil
+		out, released, part = RefundOutcome{}, nil, seatPart{whole: true}
 		o, err := tx.OrderForUpdate(ctx, req.OrderNo)
 		if err != nil {
 			return err
@@ -377,7 +424,20 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 		if o.Status != StatusPaid {
 			return notPaid(o)
 		}
+		if seats != nil {
+			if part, err = r.partOf(ctx, o, seats); err != nil {
+				return err
+			}
+		}
 		row.State, row.Actor, row.ApprovedBy, row.DecidedAt = RefundDone, approver, approver, now
+		if !part.whole {
+			if err := r.transitionSeats(ctx, tx, o, part, &row); err != nil {
+				return err
+			}
+			o.SeatIDs, o.AmountCents = part.kept, o.AmountCents-part.amountCents
+			out = RefundOutcome{Order: o, Refund: row}
+			return decisionAudit(ctx, tx, by, now, AuditRefundApprove, req, "")
+		}
 		if released, err = r.transition(ctx, tx, o, &row); err != nil {
 			return err
 		}
@@ -387,6 +447,10 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 	})
 	if err != nil {
 		return RefundOutcome{}, fmt.Errorf("approve refund %d: %w", id, err)
+	}
+	if !part.whole {
+		r.afterRefundSeats(ctx, out.Order, part.seats)
+		return out, nil
 	}
 	r.afterRefund(ctx, out.Order, released)
 	return out, nil

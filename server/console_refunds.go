@@ -25,6 +25,10 @@ func (cn *console) refundOrder(c echo.Context) error {
 	// Kept as typed, so a refused form shows the clerk's own text to fix.
 	d.RefundReason = strings.TrimSpace(c.FormValue("reason"))
 	d.RefundReference = strings.TrimSpace(c.FormValue("reference"))
+	// Seats ticked: a partial refund of those (core/refundseats.go).
+	if f, err := c.FormParams(); err == nil {
+		d.RefundSeats = f["seat_ids"]
+	}
 	switch {
 	case d.RefundReason == "":
 		d.RefundError = "refund.err_reason"
@@ -41,7 +45,7 @@ func (cn *console) refundOrder(c echo.Context) error {
 	s := sessionOf(c)
 	out, err := cn.Refunds.Refund(c.Request().Context(), core.RefundRequest{OrderNo: d.Order.OrderNo,
 		Reason: d.RefundReason, Reference: d.RefundReference, Actor: core.ActorStaffPrefix + s.staff.Username,
-		Audit: staffAction(c)})
+		Audit: staffAction(c), SeatIDs: d.RefundSeats})
 	if key := refundConflict(err); key != "" {
 		d.RefundError = key
 		return render(c, http.StatusConflict, web.OrderPage(cn.page(c, "order.title", web.NavHolds), d))
@@ -49,8 +53,11 @@ func (cn *console) refundOrder(c echo.Context) error {
 		return err
 	}
 	outcome := web.OutcomeRefunded
-	if out.Pending {
+	switch {
+	case out.Pending:
 		outcome = web.OutcomeRefundRequested
+	case out.Order.Status == core.StatusPaid:
+		outcome = web.OutcomeSeatsRefunded
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+outcome))
 }
@@ -118,7 +125,7 @@ func (cn *console) refundParam(c echo.Context) (core.Refund, error) {
 // refundConflict is the catalog key of a refund the order's state refused,
 // or "" for any other error.
 func refundConflict(err error) string {
-	for _, e := range []*core.Error{core.ErrAlreadyRefunded, core.ErrOrderNotPaid, core.ErrRefundPending, core.ErrRefundDecided, core.ErrSelfApproval, core.ErrLinkedApproval} {
+	for _, e := range []*core.Error{core.ErrAlreadyRefunded, core.ErrOrderNotPaid, core.ErrRefundPending, core.ErrRefundDecided, core.ErrSeatsNotInOrder, core.ErrSelfApproval, core.ErrLinkedApproval} {
 		if errors.Is(err, e) {
 			return "refund.err_" + e.Code
 		}

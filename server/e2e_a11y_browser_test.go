@@ -106,6 +106,16 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-a11y-1","amount_cents":%v}`, paidNo, paid["amount_cents"])); rec.Code != 200 {
 		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
 	}
+	// A partial refund: seats to tick on the order page, seats_refunded
+	// on its timeline.
+	partial := a.place(64, "C-2", "C-3", "C-4")
+	partialNo := partial["order_no"].(string)
+	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-a11y-3","amount_cents":%v}`, partialNo, partial["amount_cents"])); rec.Code != 200 {
+		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
+	}
+	if rec := a.do("POST", "/api/v1/orders/"+partialNo+"/refund", `{"reason":"a11y","seat_ids":["C-2"]}`); rec.Code != 200 {
+		t.Fatalf("partial refund: %d %s", rec.Code, rec.Body)
+	}
 	late := a.place(63, "C-1")
 	lateNo := late["order_no"].(string)
 	if rec := a.do("POST", "/api/v1/orders/"+lateNo+"/cancel", `{"user_id":63}`); rec.Code != 200 {
@@ -171,6 +181,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"order-pending", "/orders/" + pending, access.ActView, "#timeline"},
 		{"order-paid", "/orders/" + paidNo, access.ActView, "#timeline"},
 		{"ticket", "/orders/" + paidNo + "/ticket", access.ActView, "#ticket"},
+		{"order-partial", "/orders/" + partialNo, access.ActRefund, "#refund-seats"},
 		{"shows", "/shows", access.ActView, "#shows"},
 		{"show-new", "/shows/new", access.ActShows, "main form"},
 		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},

@@ -226,6 +226,7 @@ const (
 	OutcomeAlreadyCancelled = core.AuditOutcomeAlreadyCancelled
 	OutcomeExtended         = core.AuditOutcomeExtended // after an extension
 	OutcomeRefunded         = "refunded"
+	OutcomeSeatsRefunded    = "seats_refunded"   // a partial refund: the rest stays paid
 	OutcomeRefundRequested  = "refund_requested" // waits for ops' approval
 	OutcomeRefundRejected   = "refund_rejected"
 	OutcomeHeld             = "held"      // a counter hold: take the payment next
@@ -263,6 +264,8 @@ type OrderData struct {
 	// catalog key, filled in with RefundErrorArgs.
 	RefundReason, RefundReference, RefundError string
 	RefundErrorArgs                            []any
+	// RefundSeats are the seats ticked for a partial refund.
+	RefundSeats []string
 	// Payments are the order's payment rows, oldest first.
 	Payments []core.Payment
 	// Cases are the discrepancy cases of the order's payments, oldest first.

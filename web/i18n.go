@@ -503,6 +503,14 @@ var catalog = map[string]entry{
 	"extend.err_expired":          {"The hold has already expired; its seats are being released.", "锁座已到期，座位正在释放。"},
 	"extend.err_not_pending":      {"The order has already ended: nothing was changed.", "订单已结束，未做任何更改。"},
 
+	// Partial refunds (core/refundseats.go).
+	"ev.kind.seats_refunded":        {"Seats refunded", "部分座位已退款"},
+	"refund.seats":                  {"Seats to refund", "要退款的座位"},
+	"refund.seats_hint":             {"Tick some seats to refund only those, for their prices; tick none to refund the whole order.", "勾选部分座位则只退这些座位的票款；不勾选则退整个订单。"},
+	"refund.seats_done":             {"Seats refunded; they are back on sale and the rest of the order stays paid.", "所选座位已退款并重新开放，订单其余座位仍为已支付。"},
+	"refund.err_seats_not_in_order": {"A seat ticked is no longer in this order (refunded meanwhile?).", "所选座位已不在此订单中（可能已被退款）。"},
+	"ev.kept_seats":                 {"seats kept", "保留座位"},
+
 	// The approvals inbox (issue 31).
 	"nav.inbox":               {"Approvals", "待审批"},
 	"inbox.title":             {"Approvals waiting", "待审批事项"},

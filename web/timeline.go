@@ -66,6 +66,7 @@ func detailFields(currency string) []detailField {
 		{"via", "ev.via", actor},
 		{"note", "ev.note", plain},
 		{"seat_ids", "ev.seats", list},
+		{"kept_seat_ids", "ev.kept_seats", list},
 		{"released", "ev.released", plain},
 		{"txn_id", "ev.txn", plain},
 		{"method", "ev.method", paymentMethod},

@@ -12,7 +12,9 @@ import (
 // RefundedSold frees seats the seat store still shows sold to an order
 // that is no longer paid — a refunded order whose after-commit release
 // failed (or whose payment's late MarkSold landed after the refund's
-// release) — so the refunded seats can be sold again. The DB gave the seats
+// release) — and seats a paid order gave back in a partial refund
+// (core/refundseats.go) under the same mishaps, so the refunded seats can
+// be sold again. The DB gave the seats
 // back in the refund's transaction; the seat store is only catching up.
 //
 // The release is the refund's own holder-guarded script (ReleaseSold): a
@@ -55,13 +57,24 @@ func (c RefundedSold) Run(ctx context.Context, env *Env, dryRun bool) (Result, e
 				return err
 			}
 			for _, no := range chunk {
-				if o, ok := states[no]; !ok || o.Status != core.StatusRefunded {
+				seatIDs := bySeller[no]
+				switch o, ok := states[no]; {
+				case !ok:
+					continue
+				case o.Status == core.StatusPaid:
+					// Only the seats a partial refund took from the order.
+					if seatIDs, err = givenBack(ctx, env, no, seatIDs); err != nil {
+						return err
+					}
+					if len(seatIDs) == 0 {
+						continue
+					}
+				case o.Status != core.StatusRefunded:
 					continue // only refunds are this check's: the others are left for ops to see
 				}
 				if at, ok := refundedAt[no]; !ok || !at.Before(env.cutoff()) {
 					continue // refunded moments ago: its own release may be on its way
 				}
-				seatIDs := bySeller[no]
 				slices.Sort(seatIDs)
 				it := Item{OrderNo: no, ShowID: s.showID, UserID: user[no], SeatIDs: seatIDs, Action: ActionReleaseSold}
 				it.say("order refunded, seat store shows "+strings.Join(seatIDs, ", ")+" sold to it",
@@ -94,4 +107,20 @@ func (c RefundedSold) release(ctx context.Context, env *Env, showID int64, it *I
 			it.fail(err)
 		}
 	}
+}
+
+// givenBack returns those of seatIDs that paid order no no longer lists:
+// seats a partial refund gave back.
+func givenBack(ctx context.Context, env *Env, no string, seatIDs []string) ([]string, error) {
+	o, err := env.DB.Order(ctx, no)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range seatIDs {
+		if !slices.Contains(o.SeatIDs, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }

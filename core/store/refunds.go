@@ -150,8 +150,9 @@ func (db *DB) OrderRefunds(ctx context.Context, orderNo string) ([]core.Refund, 
 
 const refundedAtSQL = `SELECT order_no, decided_at FROM refund WHERE order_no IN (?) AND state = ?`
 
-// RefundedAt returns when each of orderNos that was refunded was refunded
-// (idx_order_no), for reconcile's grace period; callers pass at most a page.
+// RefundedAt returns when each of orderNos that was refunded was refunded,
+// the latest of its partial refunds too (idx_order_no), for reconcile's
+// grace period; callers pass at most a page.
 func (db *DB) RefundedAt(ctx context.Context, orderNos []string) (map[string]time.Time, error) {
 	out := make(map[string]time.Time, len(orderNos))
 	if len(orderNos) == 0 {
@@ -169,7 +170,9 @@ func (db *DB) RefundedAt(ctx context.Context, orderNos []string) (map[string]tim
 		return nil, fmt.Errorf("store: refund times: %w", err)
 	}
 	for _, r := range rs {
-		out[r.OrderNo] = fromMS(r.DecidedAt)
+		if at := fromMS(r.DecidedAt); at.After(out[r.OrderNo]) {
+			out[r.OrderNo] = at
+		}
 	}
 	return out, nil
 }
