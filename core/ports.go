@@ -22,6 +22,7 @@ type Store interface {
 	InTx(ctx context.Context, fn func(Tx) error) error
 	ShowStore      // setting shows up: core/shows.go
 	BestRulesStore // best-available rules after creation: core/bestrules.go
+	ShowEditStore  // name, venue and times after creation: core/showedit.go
 
 	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
 	Shows(ctx context.Context) ([]Show, error)

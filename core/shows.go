@@ -378,6 +378,18 @@ func RowNumber(name string) int {
 }
 
 func validateShow(s NewShow) error {
+	if err := validateShowDetails(ShowEdit{Name: s.Name, Venue: s.Venue, StartsAt: s.StartsAt, SalesEnd: s.SalesEnd}); err != nil {
+		return err
+	}
+	if !ValidCurrency(s.Currency) {
+		return fieldError(CodeInvalidCurrency, "currency", "%q is not an ISO 4217 currency code", s.Currency)
+	}
+	return checkBestRules("best_available.", s.Best)
+}
+
+// validateShowDetails checks what a show is set up with and may later
+// edit (EditShow): one rule for both.
+func validateShowDetails(s ShowEdit) error {
 	for _, f := range [...]struct{ field, text string }{{"name", s.Name}, {"venue", s.Venue}} {
 		if _, err := text.Check(f.field, f.text, text.OneLine); err != nil {
 			return err
@@ -392,10 +404,8 @@ func validateShow(s NewShow) error {
 		return fieldError(CodeInvalidShow, "starts_at", "an RFC 3339 time is required")
 	case !s.SalesEnd.IsZero() && s.SalesEnd.After(s.StartsAt):
 		return fieldError(CodeInvalidShow, "sales_end", "must not be after starts_at")
-	case !ValidCurrency(s.Currency):
-		return fieldError(CodeInvalidCurrency, "currency", "%q is not an ISO 4217 currency code", s.Currency)
 	}
-	return checkBestRules("best_available.", s.Best)
+	return nil
 }
 
 // PreviewShow checks a new show as CreateShow does and returns the price

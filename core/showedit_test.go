@@ -1,0 +1,107 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"seatflow/core"
+	"seatflow/core/stacktest"
+	"seatflow/core/store"
+)
+
+// TestEditShow: a show's name, venue, start and sales end change while it
+// has no order, checked as creation checks them (the field at fault
+// named, nothing written); once an order exists (show_on_sale) or the show
+// is cancelled the edit is refused; a new sales end holds for the next
+// placement.
+func TestEditShow(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		start := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Millisecond)
+		str := func(s string) *string { return &s }
+		at := func(t time.Time) *time.Time { return &t }
+		for _, tt := range []struct {
+			name      string
+			patch     core.ShowPatch
+			salesEnd  time.Time // the show's at creation
+			prepare   string    // "", "order", "cancel"
+			wantField string    // a refusal naming this field
+			wantErr   error     // a refusal of this kind
+			check     func(core.Show) bool
+		}{
+			{name: "rename", patch: core.ShowPatch{Name: str("New name")},
+				check: func(s core.Show) bool { return s.Name == "New name" && s.Venue == "Hall" && s.StartsAt.Equal(start) }},
+			{name: "move venue and start", patch: core.ShowPatch{Venue: str("Big hall"), StartsAt: at(start.Add(time.Hour))},
+				check: func(s core.Show) bool { return s.Venue == "Big hall" && s.StartsAt.Equal(start.Add(time.Hour)) }},
+			{name: "a sales window", patch: core.ShowPatch{SalesEnd: at(start.Add(-time.Hour))},
+				check: func(s core.Show) bool { return s.SalesEnd.Equal(start.Add(-time.Hour)) }},
+			{name: "empty name", patch: core.ShowPatch{Name: str("")}, wantField: "name"},
+			{name: "a control character in the venue", patch: core.ShowPatch{Venue: str("Hall\r2")}, wantField: "venue"},
+			{name: "sales end after the start", patch: core.ShowPatch{SalesEnd: at(start.Add(time.Minute))}, wantField: "sales_end"},
+			{name: "start moved before the sales end", salesEnd: start.Add(-2 * time.Hour), patch: core.ShowPatch{StartsAt: at(start.Add(-3 * time.Hour))}, wantField: "sales_end"},
+			{name: "no start", patch: core.ShowPatch{StartsAt: at(time.Time{})}, wantField: "starts_at"},
+			{name: "after an order", patch: core.ShowPatch{Name: str("Late")}, prepare: "order", wantErr: core.ErrShowOnSale},
+			{name: "cancelled", patch: core.ShowPatch{Name: str("Gone")}, prepare: "cancel", wantErr: core.ErrShowCancelled},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				show, err := st.DB.CreateShow(ctx, core.Show{Name: "Edit " + stacktest.RandHex(3), Venue: "Hall",
+					StartsAt: start, SalesEnd: tt.salesEnd, Rows: 1, Cols: 2}, store.DemoSeats(1, 2, 5000))
+				if err != nil {
+					t.Fatal(err)
+				}
+				st.CleanupSeats(t, show.ID)
+				eng := st.Engine(t, core.Config{PurchaseLimit: 6, HoldTTL: 15 * time.Minute}, stacktest.NewClock(start.Add(-90*time.Minute)))
+				switch tt.prepare {
+				case "order":
+					if _, err := eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"A-1"}}); err != nil {
+						t.Fatal(err)
+					}
+				case "cancel":
+					if _, err := eng.CancelShow(ctx, show.ID, "test"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before, err := st.DB.Show(ctx, show.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := eng.EditShow(ctx, show.ID, tt.patch)
+				stored, serr := st.DB.Show(ctx, show.ID)
+				if serr != nil {
+					t.Fatal(serr)
+				}
+				var ce *core.Error
+				switch {
+				case tt.wantField != "":
+					if !errors.As(err, &ce) || ce.Kind != core.KindInvalid || ce.Field != tt.wantField {
+						t.Fatalf("edit %+v: %v, want invalid %s", tt.patch, err, tt.wantField)
+					}
+				case tt.wantErr != nil:
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("edit: %v, want %v", err, tt.wantErr)
+					}
+				default:
+					if err != nil || !tt.check(got) || !tt.check(stored) {
+						t.Fatalf("edit: %+v (stored %+v), %v", got, stored, err)
+					}
+					return
+				}
+				if stored != before {
+					t.Errorf("a refused edit wrote: %+v, was %+v", stored, before)
+				}
+			})
+		}
+
+		// A sales end moved before now ends sales at once.
+		show := st.NewShow(t, 1, 2)
+		eng := st.Engine(t, core.Config{PurchaseLimit: 6, HoldTTL: 15 * time.Minute}, core.SystemClock{})
+		if _, err := eng.EditShow(ctx, show.ID, core.ShowPatch{SalesEnd: at(time.Now().Add(-time.Minute))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"A-1"}}); !errors.Is(err, core.ErrSalesEnded) {
+			t.Errorf("placed after the edited sales end: %v", err)
+		}
+	})
+}
