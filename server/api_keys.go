@@ -26,6 +26,7 @@ var routeScopes = map[string]access.Scope{
 	"GET /api/v1/shows/:id/availability":   access.ScopeOrdersRead,
 	"POST /api/v1/shows":                   access.ScopeShowsWrite,
 	"PUT /api/v1/shows/:id/plan":           access.ScopeShowsWrite,
+	"PATCH /api/v1/shows/:id":              access.ScopeShowsWrite,
 	"PUT /api/v1/shows/:id/best-available": access.ScopeShowsWrite,
 	"POST /api/v1/shows/:id/blocks":        access.ScopeShowsWrite,
 	"DELETE /api/v1/shows/:id/blocks":      access.ScopeShowsWrite,

@@ -48,6 +48,7 @@ func (s *Server) routes() {
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)
+	api.PATCH("/shows/:id", s.handleEditShow, mw...)
 	api.PUT("/shows/:id/plan", s.handleReplacePlan, planMW...)
 	api.PUT("/shows/:id/best-available", s.handleSetBestRules, mw...)
 	api.POST("/shows/:id/blocks", s.handleBlocks, mw...)
