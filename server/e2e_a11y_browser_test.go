@@ -173,6 +173,8 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"show-new", "/shows/new", access.ActShows, "main form"},
 		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},
 		{"best-rules", "/shows/" + show + "/best-available", access.ActShows, "#best-heat"},
+		{"show-edit", "/shows/" + show + "/edit", access.ActShows, "#show-edit-form"},
+		{"show-cancel", "/shows/" + show + "/cancel", access.ActShows, "#cancel-show-form"},
 		{"inbox", "/inbox", access.ActApproveRefund, "#inbox"},
 		{"discrepancies", "/discrepancies", access.ActDiscrepancies, "#discrepancies"},
 		{"discrepancy-case", fmt.Sprintf("/discrepancies/%d", caseID), access.ActDiscrepancies, "#case-history"},
