@@ -3,8 +3,11 @@ package core_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"seatflow/core"
 	"seatflow/core/stacktest"
@@ -102,6 +105,91 @@ func TestEditShow(t *testing.T) {
 		}
 		if _, err := eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"A-1"}}); !errors.Is(err, core.ErrSalesEnded) {
 			t.Errorf("placed after the edited sales end: %v", err)
+		}
+	})
+}
+
+// saleCheckedStore calls after once a placement's transaction has read the
+// show under its lock (Tx.CheckShowSale answered yes), the transaction
+// still open.
+type saleCheckedStore struct {
+	core.Store
+	after func()
+}
+
+func (s saleCheckedStore) InTx(ctx context.Context, fn func(core.Tx) error) error {
+	return s.Store.InTx(ctx, func(tx core.Tx) error { return fn(saleCheckedTx{tx, s.after}) })
+}
+
+type saleCheckedTx struct {
+	core.Tx
+	after func()
+}
+
+// SQL hands the database transaction on to the DB delay queue, which
+// writes its messages in it (dbqueue.Queue.SendTx).
+func (t saleCheckedTx) SQL() *sqlx.Tx { return t.Tx.(interface{ SQL() *sqlx.Tx }).SQL() }
+
+func (t saleCheckedTx) CheckShowSale(ctx context.Context, showID, planVersion int64, now time.Time) error {
+	err := t.Tx.CheckShowSale(ctx, showID, planVersion, now)
+	if err == nil {
+		t.after()
+	}
+	return err
+}
+
+// TestEditShowRacesPlacement: an edit that ends sales now and a placement
+// on a show without orders never both win. An edit that starts while the
+// placement's transaction holds the show row must find the order
+// (show_on_sale); a placement that starts while the edit holds the row
+// must read the new sales end (sales_ended). Run under -race.
+func TestEditShowRacesPlacement(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		past := time.Now().Add(-time.Minute)
+		for _, tt := range []struct {
+			name       string
+			editInside bool // the placement starts inside the edit's transaction
+		}{{"edit during a placement", false}, {"placement during an edit", true}} {
+			t.Run(tt.name, func(t *testing.T) {
+				for round := range 10 {
+					show := st.NewShow(t, 1, 2)
+					var editErr, placeErr error
+					var wg sync.WaitGroup
+					var once sync.Once
+					edit := func() {
+						_, editErr = st.Engine(t, core.Config{PurchaseLimit: 6}, core.SystemClock{}).EditShow(ctx, show.ID, core.ShowPatch{SalesEnd: &past})
+					}
+					var eng *core.Engine
+					place := func() {
+						_, placeErr = eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"A-1"}})
+					}
+					if tt.editInside {
+						eng = st.Engine(t, core.Config{PurchaseLimit: 6}, core.SystemClock{})
+						_, editErr = st.DB.EditShow(ctx, show.ID, func(cur core.Show) (core.ShowEdit, error) {
+							wg.Go(place)
+							return core.ShowEdit{Name: cur.Name, Venue: cur.Venue, StartsAt: cur.StartsAt, SalesEnd: past}, nil
+						})
+					} else {
+						after := func() { once.Do(func() { wg.Go(edit) }) }
+						var err error
+						eng, err = core.NewEngine(core.Config{PurchaseLimit: 6, HoldTTL: 15 * time.Minute, Delay: core.DefaultDelayPolicy()},
+							core.Deps{Store: saleCheckedStore{st.DB, after}, Seats: st.Seats, Queue: st.Queue})
+						if err != nil {
+							t.Fatal(err)
+						}
+						place()
+					}
+					wg.Wait()
+					won := editErr == nil
+					if won == (placeErr == nil) || (won && !errors.Is(placeErr, core.ErrSalesEnded)) || (!won && !errors.Is(editErr, core.ErrShowOnSale)) {
+						t.Fatalf("round %d: edit %v, place %v: want exactly one to win", round, editErr, placeErr)
+					}
+					if won != tt.editInside {
+						t.Fatalf("round %d: edit %v, place %v: the one holding the show row must win", round, editErr, placeErr)
+					}
+				}
+			})
 		}
 	})
 }
