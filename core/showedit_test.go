@@ -193,3 +193,53 @@ func TestEditShowRacesPlacement(t *testing.T) {
 		}
 	})
 }
+
+// TestDraftShow: a show set up as a draft refuses orders (show_not_on_sale,
+// nothing held) until it is published; publishing twice is harmless, a
+// cancelled draft cannot be published, a draft can be cancelled.
+func TestDraftShow(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		eng := st.Engine(t, core.Config{PurchaseLimit: 6}, core.SystemClock{})
+		n := core.NewShow{Name: "Draft", StartsAt: time.Now().Add(24 * time.Hour), Currency: "EUR", Draft: true,
+			Plan: core.PlanSpec{Categories: []core.PriceCategory{{Code: "STD", Name: "Standard", PriceCents: 100}},
+				Grid: &core.GridSpec{Rows: 1, SeatsPerRow: 2, Category: "STD"}}}
+		for _, tt := range []struct {
+			name  string
+			steps []string // publish, cancel, place
+			want  []error  // per step
+		}{
+			{"a draft sells nothing", []string{"place"}, []error{core.ErrShowDraft}},
+			{"published, it sells", []string{"publish", "place", "publish"}, []error{nil, nil, nil}},
+			{"a cancelled draft", []string{"cancel", "publish", "place"}, []error{nil, core.ErrShowCancelled, core.ErrShowCancelled}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				show, err := eng.CreateShow(ctx, n)
+				if err != nil || show.Status != core.ShowDraft {
+					t.Fatalf("create a draft: %+v, %v", show, err)
+				}
+				st.CleanupSeats(t, show.ID)
+				for i, step := range tt.steps {
+					switch step {
+					case "publish":
+						var s core.Show
+						if s, err = eng.PublishShow(ctx, show.ID); err == nil && s.Status != core.ShowOnSale {
+							t.Errorf("published show is %s", s.Status)
+						}
+					case "cancel":
+						_, err = eng.CancelShow(ctx, show.ID, "test")
+					case "place":
+						_, err = eng.Place(ctx, core.PlaceRequest{UserID: int64(i + 1), ShowID: show.ID, SeatIDs: []string{"A-1"}})
+						holds, herr := st.Seats.Holds(ctx, show.ID)
+						if herr != nil || (len(holds) > 0) != (err == nil) {
+							t.Errorf("seat store after the placement (%v): %+v, %v", err, holds, herr)
+						}
+					}
+					if !errors.Is(err, tt.want[i]) || (tt.want[i] == nil) != (err == nil) {
+						t.Fatalf("step %d %s: %v, want %v", i, step, err, tt.want[i])
+					}
+				}
+			})
+		}
+	})
+}

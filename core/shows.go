@@ -19,6 +19,7 @@ type ShowStatus int
 const (
 	ShowOnSale    ShowStatus = 0
 	ShowCancelled ShowStatus = 1
+	ShowDraft     ShowStatus = 2 // set up, not on sale until published (showpublish.go)
 )
 
 func (s ShowStatus) String() string {
@@ -27,6 +28,8 @@ func (s ShowStatus) String() string {
 		return "on_sale"
 	case ShowCancelled:
 		return "cancelled"
+	case ShowDraft:
+		return "draft"
 	}
 	return "unknown"
 }
@@ -142,6 +145,7 @@ type NewShow struct {
 	Currency string
 	Plan     PlanSpec
 	Best     BestRules
+	Draft    bool // not on sale until PublishShow
 }
 
 // SeatBlock is one blocked seat: not for sale to the public.
@@ -174,7 +178,8 @@ type ShowStore interface {
 	// transaction that locks the show row: ErrShowOnSale once an order
 	// exists, ErrShowCancelled. Blocks of seats that left the plan go.
 	ReplacePlan(ctx context.Context, showID int64, cats []PriceCategory, seats []Seat) (Show, error)
-	// CancelShow moves the show on sale → cancelled; false when it already was.
+	// CancelShow moves the show on sale (or a draft) → cancelled; false
+	// when it already was.
 	CancelShow(ctx context.Context, showID int64, at time.Time) (bool, error)
 	PriceCategories(ctx context.Context, showID int64) ([]PriceCategory, error)
 	// ShowCounts returns, per show (every show when showID is 0), its held,
@@ -424,8 +429,12 @@ func (e *Engine) CreateShow(ctx context.Context, n NewShow) (Show, error) {
 	if err != nil {
 		return Show{}, err
 	}
+	status := ShowOnSale
+	if n.Draft {
+		status = ShowDraft
+	}
 	show, err := e.store.CreateShowPlan(ctx, Show{Name: n.Name, Venue: n.Venue, StartsAt: n.StartsAt,
-		SalesEnd: n.SalesEnd, Currency: n.Currency, Best: n.Best}, cats, seats)
+		SalesEnd: n.SalesEnd, Currency: n.Currency, Best: n.Best, Status: status}, cats, seats)
 	if err != nil {
 		return Show{}, err
 	}
