@@ -31,6 +31,7 @@ var routeScopes = map[string]access.Scope{
 	"POST /api/v1/shows/:id/blocks":        access.ScopeShowsWrite,
 	"DELETE /api/v1/shows/:id/blocks":      access.ScopeShowsWrite,
 	"POST /api/v1/shows/:id/cancel":        access.ScopeShowsWrite,
+	"POST /api/v1/shows/:id/publish":       access.ScopeShowsWrite,
 	"PUT /api/v1/shows/:id/queue":          access.ScopeShowsWrite,
 	"GET /api/v1/shows/:id/queue":          access.ScopeOrdersRead,
 	"POST /api/v1/shows/:id/queue":         access.ScopeOrdersWrite,

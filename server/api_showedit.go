@@ -50,3 +50,15 @@ func (s *Server) handleEditShow(c echo.Context) error {
 	}
 	return s.writeShow(c, http.StatusOK, id)
 }
+
+// handlePublishShow puts a draft show on sale (409 show_cancelled).
+func (s *Server) handlePublishShow(c echo.Context) error {
+	id, err := showID(c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.engine.PublishShow(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return s.writeShow(c, http.StatusOK, id)
+}

@@ -79,3 +79,45 @@ func TestEditShowAPI(t *testing.T) {
 		})
 	}
 }
+
+// TestDraftShowAPI: a show created with "draft": true refuses orders
+// (409 show_not_on_sale, nothing written) until POST /shows/{id}/publish;
+// publishing again is harmless, a cancelled show is not published.
+func TestDraftShowAPI(t *testing.T) {
+	for _, st := range showStacks {
+		t.Run(st.name, func(t *testing.T) {
+			a := st.mk(t)
+			body := gridShow(1, 3)
+			body["draft"] = true
+			show := a.createShow(mustJSON(t, body))
+			if show.Status != "draft" {
+				t.Fatalf("created show is %s", show.Status)
+			}
+			before := a.planCounts()
+			if rec := a.placeOn(show.ID, 1, "A-1"); rec.Code != http.StatusConflict || errorCode(t, rec) != "show_not_on_sale" {
+				t.Fatalf("order on a draft: %d %s", rec.Code, rec.Body)
+			}
+			if after := a.planCounts(); !maps.Equal(after, before) {
+				t.Errorf("a refused order wrote: %v", after)
+			}
+			publish := fmt.Sprintf("/api/v1/shows/%d/publish", show.ID)
+			for range 2 {
+				if rec := a.do("POST", publish, ""); rec.Code != http.StatusOK || decode(t, rec)["status"] != "on_sale" {
+					t.Fatalf("publish: %d %s", rec.Code, rec.Body)
+				}
+			}
+			if rec := a.placeOn(show.ID, 1, "A-1"); rec.Code != http.StatusCreated {
+				t.Errorf("order after publishing: %d %s", rec.Code, rec.Body)
+			}
+			if rec := a.do("POST", fmt.Sprintf("/api/v1/shows/%d/cancel", show.ID), ""); rec.Code != http.StatusOK {
+				t.Fatalf("cancel: %d", rec.Code)
+			}
+			if rec := a.do("POST", publish, ""); rec.Code != http.StatusConflict || errorCode(t, rec) != "show_cancelled" {
+				t.Errorf("publish a cancelled show: %d %s", rec.Code, rec.Body)
+			}
+			if rec := a.do("POST", "/api/v1/shows/999999999/publish", ""); rec.Code != http.StatusNotFound {
+				t.Errorf("publish an unknown show: %d", rec.Code)
+			}
+		})
+	}
+}

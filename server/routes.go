@@ -54,6 +54,7 @@ func (s *Server) routes() {
 	api.POST("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.DELETE("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.POST("/shows/:id/cancel", s.handleCancelShow, mw...)
+	api.POST("/shows/:id/publish", s.handlePublishShow, mw...)
 	// Placements have a limit of their own: they hold no DB connection
 	// while they wait for the group commit (overload.go).
 	api.POST("/orders", s.handlePlaceOrder, append([]echo.MiddlewareFunc{s.overload.limitPlace}, mw[1:]...)...)
