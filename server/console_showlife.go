@@ -21,6 +21,7 @@ func (cn *console) showLifeRoutes(g *echo.Group) {
 	g.POST("/shows/:id/edit", cn.editShow, setUp)
 	g.GET("/shows/:id/cancel", cn.cancelShowForm, setUp)
 	g.POST("/shows/:id/cancel", cn.cancelShow, setUp)
+	g.POST("/shows/:id/publish", cn.publishShow, setUp)
 }
 
 // showEditForm shows the show's details in the form, disabled with the
@@ -152,4 +153,19 @@ func (cn *console) cancelShow(c echo.Context) error {
 	cn.audit(c, core.AuditEntry{Action: core.AuditShowCancel, Target: "show:" + strconv.FormatInt(id, 10),
 		Detail: map[string]any{"name": res.Show.Name, "cancelled_orders": res.Cancelled, "paid_orders": paid}})
 	return c.Redirect(http.StatusSeeOther, web.URL("/shows/"+strconv.FormatInt(id, 10)+"/cancel?msg=show_cancelled"))
+}
+
+// publishShow puts a draft show on sale, audited.
+func (cn *console) publishShow(c echo.Context) error {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	show, err := cn.Engine.PublishShow(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	cn.audit(c, core.AuditEntry{Action: core.AuditShowPublish, Target: "show:" + strconv.FormatInt(id, 10),
+		Detail: map[string]any{"name": show.Name}})
+	return c.Redirect(http.StatusSeeOther, web.URL("/shows/"+strconv.FormatInt(id, 10)+"/edit?msg=show_published"))
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -193,4 +194,45 @@ func anyStrings(v any) []string {
 		out = l
 	}
 	return out
+}
+
+// TestConsoleDraftShow: a manager sets a show up as a draft from the form;
+// it sells nothing (show_not_on_sale) until published from its edit page,
+// which is audited.
+func TestConsoleDraftShow(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		env := newConsoleEnvOn(t, st)
+		ctx := context.Background()
+		b := env.login(access.RoleManager)
+		fields := newShowFields("grid")
+		fields["draft"] = "1"
+		rec := b.postMultipart("/console/shows", fields, "", "")
+		var id int64
+		if _, err := fmt.Sscanf(rec.Header().Get("Location"), "/console/shows/%d", &id); err != nil {
+			t.Fatalf("create a draft: %d %s", rec.Code, rec.Header().Get("Location"))
+		}
+		env.stack.CleanupSeats(t, id)
+		if s, err := env.db.Show(ctx, id); err != nil || s.Status != core.ShowDraft {
+			t.Fatalf("the new show: %+v, %v", s, err)
+		}
+		if _, err := env.engine.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: id, SeatIDs: []string{"A-1"}}); !errors.Is(err, core.ErrShowDraft) {
+			t.Errorf("order on a draft: %v", err)
+		}
+		edit := fmt.Sprintf("/console/shows/%d/edit", id)
+		if page := b.do("GET", edit, nil, nil).Body.String(); !strings.Contains(page, `id="publish-show-form"`) {
+			t.Fatalf("the draft's edit page has no publish form")
+		}
+		if rec := b.post(fmt.Sprintf("/console/shows/%d/publish", id), nil); rec.Code != http.StatusSeeOther {
+			t.Fatalf("publish: %d", rec.Code)
+		}
+		if s, _ := env.db.Show(ctx, id); s.Status != core.ShowOnSale || env.auditCount(core.AuditShowPublish) != 1 {
+			t.Errorf("after publishing: %s, %d audit entries", s.Status, env.auditCount(core.AuditShowPublish))
+		}
+		if page := b.do("GET", edit, nil, nil).Body.String(); strings.Contains(page, `id="publish-show-form"`) {
+			t.Errorf("a show on sale offers to publish")
+		}
+		if _, err := env.engine.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: id, SeatIDs: []string{"A-1"}}); err != nil {
+			t.Errorf("order after publishing: %v", err)
+		}
+	})
 }

@@ -330,6 +330,8 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		{"POST", "/console/shows/" + show + "/edit", access.ActShows, url.Values{"name": {"Renamed"}, "starts_at": {"2030-01-01T20:00"}}, 409},
 		{"GET", "/console/shows/" + show + "/cancel", access.ActShows, nil, 200},
 		{"POST", "/console/shows/" + spare + "/cancel", access.ActShows, url.Values{}, 303},
+		// On sale already: publishing changes nothing.
+		{"POST", "/console/shows/" + show + "/publish", access.ActShows, url.Values{}, 303},
 		// Past the role check, refused the same for every role: an unknown
 		// seat, a hold the force-cancel above ended, an unpaid ticket.
 		{"POST", "/console/shows/" + show + "/counter", access.ActCounterSale, url.Values{"seat_ids": {"Z-99"}}, 422},
