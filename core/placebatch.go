@@ -192,7 +192,7 @@ func (e *Engine) checkSales(ctx context.Context, tx Tx, batch []*gcJob[placement
 // saleRefused reports CheckShowSale's answers about the show, as opposed
 // to a failure to ask.
 func saleRefused(err error) bool {
-	return errors.Is(err, ErrShowCancelled) || errors.Is(err, ErrSalesEnded) ||
+	return errors.Is(err, ErrShowCancelled) || errors.Is(err, ErrShowDraft) || errors.Is(err, ErrSalesEnded) ||
 		errors.Is(err, ErrPlanChanged) || errors.Is(err, ErrShowNotFound)
 }
 

@@ -20,8 +20,10 @@ type Store interface {
 	// InTx runs fn in one transaction: committed if fn returns nil, rolled
 	// back otherwise. Steps that must run after commit run after InTx returns.
 	InTx(ctx context.Context, fn func(Tx) error) error
-	ShowStore      // setting shows up: core/shows.go
-	BestRulesStore // best-available rules after creation: core/bestrules.go
+	ShowStore        // setting shows up: core/shows.go
+	BestRulesStore   // best-available rules after creation: core/bestrules.go
+	ShowEditStore    // name, venue and times after creation: core/showedit.go
+	ShowPublishStore // a draft put on sale: core/showpublish.go
 
 	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
 	Shows(ctx context.Context) ([]Show, error)

@@ -19,6 +19,7 @@ type ShowStatus int
 const (
 	ShowOnSale    ShowStatus = 0
 	ShowCancelled ShowStatus = 1
+	ShowDraft     ShowStatus = 2 // set up, not on sale until published (showpublish.go)
 )
 
 func (s ShowStatus) String() string {
@@ -27,6 +28,8 @@ func (s ShowStatus) String() string {
 		return "on_sale"
 	case ShowCancelled:
 		return "cancelled"
+	case ShowDraft:
+		return "draft"
 	}
 	return "unknown"
 }
@@ -142,6 +145,7 @@ type NewShow struct {
 	Currency string
 	Plan     PlanSpec
 	Best     BestRules
+	Draft    bool // not on sale until PublishShow
 }
 
 // SeatBlock is one blocked seat: not for sale to the public.
@@ -174,7 +178,8 @@ type ShowStore interface {
 	// transaction that locks the show row: ErrShowOnSale once an order
 	// exists, ErrShowCancelled. Blocks of seats that left the plan go.
 	ReplacePlan(ctx context.Context, showID int64, cats []PriceCategory, seats []Seat) (Show, error)
-	// CancelShow moves the show on sale → cancelled; false when it already was.
+	// CancelShow moves the show on sale (or a draft) → cancelled; false
+	// when it already was.
 	CancelShow(ctx context.Context, showID int64, at time.Time) (bool, error)
 	PriceCategories(ctx context.Context, showID int64) ([]PriceCategory, error)
 	// ShowCounts returns, per show (every show when showID is 0), its held,
@@ -378,6 +383,18 @@ func RowNumber(name string) int {
 }
 
 func validateShow(s NewShow) error {
+	if err := validateShowDetails(ShowEdit{Name: s.Name, Venue: s.Venue, StartsAt: s.StartsAt, SalesEnd: s.SalesEnd}); err != nil {
+		return err
+	}
+	if !ValidCurrency(s.Currency) {
+		return fieldError(CodeInvalidCurrency, "currency", "%q is not an ISO 4217 currency code", s.Currency)
+	}
+	return checkBestRules("best_available.", s.Best)
+}
+
+// validateShowDetails checks what a show is set up with and may later
+// edit (EditShow): one rule for both.
+func validateShowDetails(s ShowEdit) error {
 	for _, f := range [...]struct{ field, text string }{{"name", s.Name}, {"venue", s.Venue}} {
 		if _, err := text.Check(f.field, f.text, text.OneLine); err != nil {
 			return err
@@ -392,10 +409,8 @@ func validateShow(s NewShow) error {
 		return fieldError(CodeInvalidShow, "starts_at", "an RFC 3339 time is required")
 	case !s.SalesEnd.IsZero() && s.SalesEnd.After(s.StartsAt):
 		return fieldError(CodeInvalidShow, "sales_end", "must not be after starts_at")
-	case !ValidCurrency(s.Currency):
-		return fieldError(CodeInvalidCurrency, "currency", "%q is not an ISO 4217 currency code", s.Currency)
 	}
-	return checkBestRules("best_available.", s.Best)
+	return nil
 }
 
 // PreviewShow checks a new show as CreateShow does and returns the price
@@ -414,8 +429,12 @@ func (e *Engine) CreateShow(ctx context.Context, n NewShow) (Show, error) {
 	if err != nil {
 		return Show{}, err
 	}
+	status := ShowOnSale
+	if n.Draft {
+		status = ShowDraft
+	}
 	show, err := e.store.CreateShowPlan(ctx, Show{Name: n.Name, Venue: n.Venue, StartsAt: n.StartsAt,
-		SalesEnd: n.SalesEnd, Currency: n.Currency, Best: n.Best}, cats, seats)
+		SalesEnd: n.SalesEnd, Currency: n.Currency, Best: n.Best, Status: status}, cats, seats)
 	if err != nil {
 		return Show{}, err
 	}

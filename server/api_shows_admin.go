@@ -91,6 +91,7 @@ type createShowRequest struct {
 	Currency string `json:"currency"`
 	planRequest
 	BestAvailable *bestRulesJSON `json:"best_available"`
+	Draft         bool           `json:"draft"` // not on sale until POST /shows/{id}/publish
 }
 
 type blockRequest struct {
@@ -184,7 +185,7 @@ func (s *Server) handleCreateShow(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	show, err := s.engine.CreateShow(ctx, core.NewShow{Name: req.Name, Venue: req.Venue, StartsAt: startsAt,
-		SalesEnd: salesEnd, Currency: req.Currency, Plan: req.spec(), Best: req.BestAvailable.rules()})
+		SalesEnd: salesEnd, Currency: req.Currency, Plan: req.spec(), Best: req.BestAvailable.rules(), Draft: req.Draft})
 	if err != nil {
 		return err
 	}

@@ -198,6 +198,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.GET("/shows/:id/seats/:seat", cn.seatPanel, view)
 	cn.counterRoutes(g)
 	cn.bestRulesRoutes(g)
+	cn.showLifeRoutes(g)
 	cn.tillRoutes(g)
 	cn.deadLetterRoutes(g)
 	cn.apiKeyRoutes(g)

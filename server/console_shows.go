@@ -36,7 +36,7 @@ func (cn *console) createShow(c echo.Context) error {
 	d := web.NewShowData{Name: c.FormValue("name"), Venue: c.FormValue("venue"), StartsAt: c.FormValue("starts_at"),
 		Currency: strings.TrimSpace(c.FormValue("currency")), Categories: c.FormValue("categories"),
 		Source: c.FormValue("source"), Rows: c.FormValue("rows"), PerRow: c.FormValue("seats_per_row"),
-		GridCategory: strings.TrimSpace(c.FormValue("grid_category"))}
+		GridCategory: strings.TrimSpace(c.FormValue("grid_category")), Draft: c.FormValue("draft") != ""}
 	n, csvPlan, err := cn.newShowFromForm(c, &d)
 	var v web.ShowPreview
 	if err == nil {
@@ -78,7 +78,7 @@ func everyCategoryUsed(v web.ShowPreview) error {
 // came from a CSV file, whose line numbers the error message should use.
 // An uploaded plan is kept in d.PlanText for the form's next round.
 func (cn *console) newShowFromForm(c echo.Context, d *web.NewShowData) (core.NewShow, bool, error) {
-	n := core.NewShow{Name: strings.TrimSpace(d.Name), Venue: strings.TrimSpace(d.Venue), Currency: d.Currency}
+	n := core.NewShow{Name: strings.TrimSpace(d.Name), Venue: strings.TrimSpace(d.Venue), Currency: d.Currency, Draft: d.Draft}
 	if d.StartsAt != "" {
 		t, err := time.ParseInLocation("2006-01-02T15:04", d.StartsAt, cn.page(c, "", "").Loc)
 		if err != nil {

@@ -300,6 +300,7 @@ func TestConsoleRoutesByRole(t *testing.T) {
 	}
 	target := env.addStaff("target-user", access.RoleBoxOffice)
 	show := fmt.Sprint(env.show.ID)
+	spare := fmt.Sprint(env.stack.NewShow(t, 1, 2).ID) // cancelled below, and again, harmlessly
 	discID := fmt.Sprint(disc[0].ID)
 	targetID := fmt.Sprint(target.ID)
 
@@ -324,6 +325,13 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		{"GET", "/console/shows/new", access.ActShows, nil, 200},
 		{"POST", "/console/shows/" + show + "/block", access.ActShows, url.Values{"seat_ids": {"C-4"}, "reason": {"house"}}, 303},
 		{"POST", "/console/shows/" + show + "/unblock", access.ActShows, url.Values{"seat_ids": {"C-4"}}, 303},
+		{"GET", "/console/shows/" + show + "/edit", access.ActShows, nil, 200},
+		// The show has orders: past the role check, refused for every role.
+		{"POST", "/console/shows/" + show + "/edit", access.ActShows, url.Values{"name": {"Renamed"}, "starts_at": {"2030-01-01T20:00"}}, 409},
+		{"GET", "/console/shows/" + show + "/cancel", access.ActShows, nil, 200},
+		{"POST", "/console/shows/" + spare + "/cancel", access.ActShows, url.Values{}, 303},
+		// On sale already: publishing changes nothing.
+		{"POST", "/console/shows/" + show + "/publish", access.ActShows, url.Values{}, 303},
 		// Past the role check, refused the same for every role: an unknown
 		// seat, a hold the force-cancel above ended, an unpaid ticket.
 		{"POST", "/console/shows/" + show + "/counter", access.ActCounterSale, url.Values{"seat_ids": {"Z-99"}}, 422},

@@ -162,6 +162,11 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		t.Fatalf("hold on the tall map: %d %s", rec.Code, rec.Body)
 	}
 	show := fmt.Sprint(tall)
+	// A draft, whose edit page offers to publish it.
+	draft := bb.createGridShow("Draft Show", 2, 4)
+	if _, err := a.app.DB.X().ExecContext(t.Context(), `UPDATE show_info SET status = ? WHERE id = ?`, int(core.ShowDraft), draft); err != nil {
+		t.Fatal(err)
+	}
 	// The till: ops closes its shift short (a case), so its till page
 	// offers to open one and the day view has a closed shift.
 	tl, err := till.New(a.app.DB, core.SystemClock{}, 0, nil)
@@ -186,6 +191,9 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"show-new", "/shows/new", access.ActShows, "main form"},
 		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},
 		{"best-rules", "/shows/" + show + "/best-available", access.ActShows, "#best-heat"},
+		{"show-edit", "/shows/" + show + "/edit", access.ActShows, "#show-edit-form"},
+		{"show-cancel", "/shows/" + show + "/cancel", access.ActShows, "#cancel-show-form"},
+		{"show-edit-draft", fmt.Sprintf("/shows/%d/edit", draft), access.ActShows, "#publish-show-form"},
 		{"inbox", "/inbox", access.ActApproveRefund, "#inbox"},
 		{"discrepancies", "/discrepancies", access.ActDiscrepancies, "#discrepancies"},
 		{"discrepancy-case", fmt.Sprintf("/discrepancies/%d", caseID), access.ActDiscrepancies, "#case-history"},

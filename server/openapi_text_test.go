@@ -75,6 +75,8 @@ func TestOpenAPITextPatterns(t *testing.T) {
 	}{
 		{prop("CreateShowRequest", "name"), oneLine},
 		{prop("CreateShowRequest", "venue"), oneLine},
+		{prop("EditShowRequest", "name"), oneLine},
+		{prop("EditShowRequest", "venue"), oneLine},
 		{prop("PriceCategory", "name"), oneLine},
 		{seat("CreateShowRequest", "section"), oneLine},
 		{seat("CreateShowRequest", "row"), oneLine},

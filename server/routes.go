@@ -48,12 +48,14 @@ func (s *Server) routes() {
 		deadline(max(s.cfg.RequestTimeout, planTimeout))}
 	api.POST("/shows", s.handleCreateShow, planMW...)
 	api.GET("/shows/:id", s.handleGetShow, mw...)
+	api.PATCH("/shows/:id", s.handleEditShow, mw...)
 	api.PUT("/shows/:id/plan", s.handleReplacePlan, planMW...)
 	api.GET("/shows/:id/best-available", s.handleGetBestRules, mw...)
 	api.PUT("/shows/:id/best-available", s.handleSetBestRules, mw...)
 	api.POST("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.DELETE("/shows/:id/blocks", s.handleBlocks, mw...)
 	api.POST("/shows/:id/cancel", s.handleCancelShow, mw...)
+	api.POST("/shows/:id/publish", s.handlePublishShow, mw...)
 	// Placements have a limit of their own: they hold no DB connection
 	// while they wait for the group commit (overload.go).
 	api.POST("/orders", s.handlePlaceOrder, append([]echo.MiddlewareFunc{s.overload.limitPlace}, mw[1:]...)...)

@@ -14,6 +14,7 @@ type NewShowData struct {
 	Categories                      string // one "code,name,price_cents" a line
 	Source                          string // grid | upload
 	Rows, PerRow, GridCategory      string
+	Draft                           bool // set up off sale, published later
 	Error                           string
 	// PlanText is an uploaded plan carried across a preview, so creating
 	// the show afterwards needs no second upload.

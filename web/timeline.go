@@ -135,6 +135,12 @@ func detailFields(currency string) []detailField {
 		{"opens_at", "ev.opens_at", timestamp},
 		{"window_seconds", "ev.window_seconds", plain},
 		{"paused", "ev.paused", plain},
+		// Keys of a show's edit and cancel (console_showlife.go).
+		{"venue", "ev.venue", plain},
+		{"starts_at", "ev.starts_at", timestamp},
+		{"sales_end", "ev.sales_end", timestamp},
+		{"cancelled_orders", "ev.cancelled_orders", list},
+		{"paid_orders", "ev.paid_orders", list},
 	}
 }
 

@@ -34,7 +34,10 @@ func (db *DB) CreateShowPlan(ctx context.Context, show core.Show, cats []core.Pr
 		show.Rows = max(show.Rows, s.Row)
 		show.Cols = max(show.Cols, s.Col)
 	}
-	show.Status, show.PlanVersion, show.SeatCount = core.ShowOnSale, 1, len(seats)
+	if show.Status != core.ShowDraft {
+		show.Status = core.ShowOnSale
+	}
+	show.PlanVersion, show.SeatCount = 1, len(seats)
 	err := db.withTx(ctx, func(x *sqlx.Tx) error {
 		res, err := x.ExecContext(ctx, `INSERT INTO show_info (name, venue, starts_at, row_count, col_count, created_at,
  currency, sales_end, status, plan_version, seat_count, best_focal_set, best_focal_x, best_focal_y, best_allow_singles)
@@ -152,11 +155,12 @@ func (db *DB) ReplacePlan(ctx context.Context, showID int64, cats []core.PriceCa
 	return show, nil
 }
 
-// CancelShow implements core.ShowStore: one conditional UPDATE, which waits
+// CancelShow implements core.ShowStore: one conditional UPDATE (a draft
+// too), which waits
 // for the shared locks of placements in flight (CheckShowSale).
 func (db *DB) CancelShow(ctx context.Context, showID int64, at time.Time) (bool, error) {
-	res, err := db.w.ExecContext(ctx, `UPDATE show_info SET status = ?, cancelled_at = ? WHERE id = ? AND status = ?`,
-		int(core.ShowCancelled), ms(at), showID, int(core.ShowOnSale))
+	res, err := db.w.ExecContext(ctx, `UPDATE show_info SET status = ?, cancelled_at = ? WHERE id = ? AND status IN (?, ?)`,
+		int(core.ShowCancelled), ms(at), showID, int(core.ShowOnSale), int(core.ShowDraft))
 	if err != nil {
 		return false, dbErr(err, "cancel show %d", showID)
 	}
@@ -187,6 +191,8 @@ func (t *tx) CheckShowSale(ctx context.Context, showID, planVersion int64, now t
 		return dbErr(err, "show %d on sale", showID)
 	case core.ShowStatus(r.Status) == core.ShowCancelled:
 		return core.ErrShowCancelled
+	case core.ShowStatus(r.Status) == core.ShowDraft:
+		return core.ErrShowDraft
 	case !end.IsZero() && !now.Before(end):
 		return core.ErrSalesEnded
 	case r.Version != planVersion:
