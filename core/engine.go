@@ -272,17 +272,6 @@ func (e *Engine) releaseSeats(ctx context.Context, showID, userID int64, orderNo
 	return n, err
 }
 
-// markSold is MarkSold, sent once more when its reply is lost: selling the
-// seats to the same order again changes nothing (sell.lua).
-func (e *Engine) markSold(ctx context.Context, o Order) error {
-	err := e.seats.MarkSold(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs)
-	if err != nil && replyLost(err) {
-		e.log.WarnContext(ctx, "marking seats sold: no reply, sending it again", "order_no", o.OrderNo, "err", err)
-		err = e.seats.MarkSold(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs)
-	}
-	return err
-}
-
 func (e *Engine) countRejected(err error) {
 	switch {
 	case errors.Is(err, ErrSeatUnavailable):
