@@ -286,25 +286,7 @@ func TestRefundReleaseFailure(t *testing.T) {
 			t.Fatal("invariants hold with seats sold to a refunded order")
 		}
 
-		rec, err := reconcile.New(reconcile.Deps{Engine: f.eng, DB: st.DB, Seats: st.Seats, Clock: f.clock},
-			reconcile.Options{Owner: "test-" + stacktest.RandHex(3), Grace: 2 * time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := func() reconcile.CheckResult {
-			t.Helper()
-			r, err := rec.RunOnce(ctx, reconcile.TriggerManual, false)
-			if err != nil || !r.OK() {
-				t.Fatalf("reconcile: %+v %v", r, err)
-			}
-			for _, c := range r.Checks {
-				if c.Name == reconcile.CheckRefundedSold {
-					return c
-				}
-			}
-			t.Fatal("no refunded_sold check in the run")
-			return reconcile.CheckResult{}
-		}
+		run := f.refundedSoldCheck(t, st)
 		if c := run(); c.Found != 0 {
 			t.Errorf("refunded_sold within the grace period: %+v, want nothing touched", c)
 		}
@@ -319,4 +301,29 @@ func TestRefundReleaseFailure(t *testing.T) {
 		f.paid(t, 1, "A-1", "A-2", "A-3", "A-4", "A-5", "A-6")
 		f.invariants(t)
 	})
+}
+
+// refundedSoldCheck returns a manual reconcile run (2 min of grace) that
+// gives the result of its refunded_sold check.
+func (f *refundFixture) refundedSoldCheck(t *testing.T, st *stacktest.Stack) func() reconcile.CheckResult {
+	t.Helper()
+	rec, err := reconcile.New(reconcile.Deps{Engine: f.eng, DB: st.DB, Seats: st.Seats, Clock: f.clock},
+		reconcile.Options{Owner: "test-" + stacktest.RandHex(3), Grace: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() reconcile.CheckResult {
+		t.Helper()
+		r, err := rec.RunOnce(context.Background(), reconcile.TriggerManual, false)
+		if err != nil || !r.OK() {
+			t.Fatalf("reconcile: %+v %v", r, err)
+		}
+		for _, c := range r.Checks {
+			if c.Name == reconcile.CheckRefundedSold {
+				return c
+			}
+		}
+		t.Fatal("no refunded_sold check in the run")
+		return reconcile.CheckResult{}
+	}
 }

@@ -191,25 +191,7 @@ func TestRefundSeatsReleaseFailure(t *testing.T) {
 		if err := reconcile.CheckInvariants(ctx, st.DB, st.Seats, f.clock.Now()); err == nil {
 			t.Fatal("invariants hold with a refunded seat still sold")
 		}
-		rec, err := reconcile.New(reconcile.Deps{Engine: f.eng, DB: st.DB, Seats: st.Seats, Clock: f.clock},
-			reconcile.Options{Owner: "test-" + stacktest.RandHex(3), Grace: 2 * time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := func() reconcile.CheckResult {
-			t.Helper()
-			r, err := rec.RunOnce(ctx, reconcile.TriggerManual, false)
-			if err != nil || !r.OK() {
-				t.Fatalf("reconcile: %+v %v", r, err)
-			}
-			for _, c := range r.Checks {
-				if c.Name == reconcile.CheckRefundedSold {
-					return c
-				}
-			}
-			t.Fatal("no refunded_sold check in the run")
-			return reconcile.CheckResult{}
-		}
+		run := f.refundedSoldCheck(t, st)
 		if c := run(); c.Found != 0 {
 			t.Errorf("refunded_sold within the grace period: %+v, want nothing touched", c)
 		}
