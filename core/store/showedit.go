@@ -28,15 +28,8 @@ func (db *DB) EditShow(ctx context.Context, showID int64, edit func(core.Show) (
 		if err != nil {
 			return dbErr(err, "lock show %d", showID)
 		}
-		if core.ShowStatus(r.Status) == core.ShowCancelled {
-			return core.ErrShowCancelled
-		}
-		var orders []int
-		if err := x.SelectContext(ctx, &orders, `SELECT 1 FROM order_info WHERE show_id = ? LIMIT 1`+db.dialect.forUpdate(), showID); err != nil {
-			return dbErr(err, "orders of show %d", showID)
-		}
-		if len(orders) > 0 {
-			return core.ErrShowOnSale
+		if err := refuseOnceSold(ctx, x, db.dialect, showID, core.ShowStatus(r.Status)); err != nil {
+			return err
 		}
 		ed, err := edit(r.show())
 		if err != nil {

@@ -101,6 +101,23 @@ func lockShow(ctx context.Context, x *sqlx.Tx, d Dialect, showID int64) (core.Sh
 	return core.ShowStatus(status), nil
 }
 
+// refuseOnceSold is the rule of a show's plan and details, run with the
+// show row locked: none changes on a cancelled show or once it has an
+// order (a locking read, so it sees the latest rows).
+func refuseOnceSold(ctx context.Context, x *sqlx.Tx, d Dialect, showID int64, status core.ShowStatus) error {
+	if status == core.ShowCancelled {
+		return core.ErrShowCancelled
+	}
+	var orders []int
+	if err := x.SelectContext(ctx, &orders, `SELECT 1 FROM order_info WHERE show_id = ? LIMIT 1`+d.forUpdate(), showID); err != nil {
+		return dbErr(err, "orders of show %d", showID)
+	}
+	if len(orders) > 0 {
+		return core.ErrShowOnSale
+	}
+	return nil
+}
+
 // ReplacePlan implements core.ShowStore. The show row is locked first, so a
 // placement's CheckShowSale either committed its order before (and the
 // order check below sees it: a locking read reads the latest rows) or
@@ -112,15 +129,8 @@ func (db *DB) ReplacePlan(ctx context.Context, showID int64, cats []core.PriceCa
 		if err != nil {
 			return err
 		}
-		if status == core.ShowCancelled {
-			return core.ErrShowCancelled
-		}
-		var orders []int
-		if err := x.SelectContext(ctx, &orders, `SELECT 1 FROM order_info WHERE show_id = ? LIMIT 1`+db.dialect.forUpdate(), showID); err != nil {
-			return dbErr(err, "orders of show %d", showID)
-		}
-		if len(orders) > 0 {
-			return core.ErrShowOnSale
+		if err := refuseOnceSold(ctx, x, db.dialect, showID, status); err != nil {
+			return err
 		}
 		for _, q := range []string{`DELETE FROM price_category WHERE show_id = ?`, `DELETE FROM seat WHERE show_id = ?`} {
 			if _, err := x.ExecContext(ctx, q, showID); err != nil {
