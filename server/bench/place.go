@@ -18,6 +18,16 @@ type placeRound struct {
 	Load      loadResult `json:"load"`
 }
 
+// newPlaceRound tallies one round's load: its "ok" and "conflict"
+// outcomes, and the orders per second.
+func newPlaceRound(show int64, seats int, r loadResult) placeRound {
+	pr := placeRound{Show: show, Seats: seats, Orders: r.Outcomes["ok"], Conflicts: r.Outcomes["conflict"], Load: r}
+	if r.Elapsed > 0 {
+		pr.Rate = float64(pr.Orders) / r.Elapsed.Seconds()
+	}
+	return pr
+}
+
 // placeResult is the place scenario.
 type placeResult struct {
 	Rounds    []placeRound  `json:"rounds"`
@@ -77,10 +87,7 @@ func runPlace(ctx context.Context, o Options, s *stack, p *progress) (placeResul
 		if err := r.failure(); err != nil {
 			return res, fmt.Errorf("place round %d: %w", round, err)
 		}
-		pr := placeRound{Show: show.ID, Seats: len(ids), Orders: r.Outcomes["ok"], Conflicts: r.Outcomes["conflict"], Load: r}
-		if r.Elapsed > 0 {
-			pr.Rate = float64(pr.Orders) / r.Elapsed.Seconds()
-		}
+		pr := newPlaceRound(show.ID, len(ids), r)
 		res.Rounds = append(res.Rounds, pr)
 		samples = append(samples, r.samples...)
 		orders += pr.Orders

@@ -81,10 +81,7 @@ func runPlaceBest(ctx context.Context, o Options, s *stack, p *progress) (placeB
 		if err := r.failure(); err != nil {
 			return res, fmt.Errorf("place best available round %d: %w", round, err)
 		}
-		pr := placeRound{Show: show.ID, Seats: len(plan), Orders: r.Outcomes["ok"], Conflicts: r.Outcomes["conflict"], Load: r}
-		if r.Elapsed > 0 {
-			pr.Rate = float64(pr.Orders) / r.Elapsed.Seconds()
-		}
+		pr := newPlaceRound(show.ID, len(plan), r)
 		res.Rounds = append(res.Rounds, pr)
 		samples = append(samples, r.samples...)
 	}
