@@ -174,7 +174,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	disc, recon := cn.requireRole(access.ActDiscrepancies), cn.requireRole(access.ActReconcile)
 	audit, staff := cn.requireRole(access.ActAudit), cn.requireRole(access.ActStaff)
 
-	g.POST("/logout", cn.logout, cn.requireRole(access.ActSignOut))
+	g.POST("/logout", cn.logout, cn.requireRole(access.ActOwnAccount))
 	g.GET("/", cn.dashboard, view)
 	g.GET("/holds", cn.holds, view)
 	g.GET("/orders", cn.orders, view)

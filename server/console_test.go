@@ -364,7 +364,7 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		{"POST", "/console/account/password", access.ActOwnAccount, url.Values{"current": {"wrong"}, "password": {"x"}, "confirm": {"x"}}, 422},
 		{"GET", "/console/account/zone", access.ActOwnAccount, nil, 200},
 		{"POST", "/console/account/zone", access.ActOwnAccount, url.Values{"time_zone": {"Asia/Tokyo"}}, 303},
-		{"POST", "/console/logout", access.ActSignOut, url.Values{}, 303},
+		{"POST", "/console/logout", access.ActOwnAccount, url.Values{}, 303},
 	}
 	send := func(b *browser, r route, csrf string) *httptest.ResponseRecorder {
 		t.Helper()

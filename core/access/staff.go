@@ -43,14 +43,13 @@ const (
 	ActApproveRefund = "approve_refund" // refund at any amount; approve or reject requests
 	ActCounterSale   = "counter_sale"   // hold seats at the counter (blocked ones too), take cash or card
 	ActCheckin       = "checkin"        // scan tickets at the door, undo a scan
-	ActSignOut       = "sign_out"       // end one's own session
-	ActOwnAccount    = "own_account"    // one's own password, second factor, time zone and sessions
+	ActOwnAccount    = "own_account"    // sign out; one's own password, second factor, time zone and sessions
 )
 
 // Can is the permission table. Unknown roles and actions may do nothing.
 func (r Role) Can(action string) bool {
 	switch action {
-	case ActCheckin, ActSignOut, ActOwnAccount:
+	case ActCheckin, ActOwnAccount:
 		return r.Valid()
 	case ActView, ActForceCancel, ActExtendHold, ActRefund, ActCounterSale:
 		return r.Valid() && r != RoleDoor
