@@ -60,7 +60,7 @@ const (
 	shedKey     = "503 overloaded"
 	noAnswerKey = "no answer"
 	// resentKey counts requests resent because the server had closed
-	// their kept-alive connection as idle (closedIdle).
+	// their kept-alive connection as idle (closedUnread).
 	resentKey = "resent: connection closed idle"
 )
 
