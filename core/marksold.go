@@ -12,9 +12,10 @@ import (
 // holds, as the DB says it is sold; so a refund that committed after the
 // payment and released its seats before this step would leave them sold
 // in the seat store and free in the DB. The order is read back after the
-// step, and the seats it no longer has are released as the refund did
-// (ReleaseSold: only while sold to this order). A refund whose release
-// comes after this step needs nothing more.
+// step, and the seats it no longer has (all of them once it is no longer
+// paid: a whole refund keeps the order's seat list) are released as the
+// refund did (ReleaseSold: only while sold to this order). A refund whose
+// release comes after this step needs nothing more.
 func (e *Engine) markSold(ctx context.Context, o Order) error {
 	err := e.seats.MarkSold(ctx, o.ShowID, o.UserID, o.OrderNo, o.SeatIDs)
 	if err != nil && replyLost(err) {
@@ -30,7 +31,7 @@ func (e *Engine) markSold(ctx context.Context, o Order) error {
 	}
 	var gone []string
 	for _, id := range o.SeatIDs {
-		if !slices.Contains(now.SeatIDs, id) {
+		if now.Status != StatusPaid || !slices.Contains(now.SeatIDs, id) {
 			gone = append(gone, id)
 		}
 	}
