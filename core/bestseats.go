@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
@@ -112,8 +113,8 @@ type IndexSeat struct {
 type SeatIndex struct {
 	Rows    [][]IndexSeat
 	Tag     string
-	Longest int // the longest run: no together request may ask for more
-	Encoded []string
+	Longest int      // the longest run: no together request may ask for more
+	Encoded []string // each row as best.lua reads it (encodedRow)
 	// Order[k-1] lists the rows with a run of k seats, "row,bound;..."
 	// (rows from 1), by bound and then row: bound is the lowest score k
 	// adjacent seats of the row can have, whatever is taken, so a row
@@ -146,25 +147,24 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 			Accessible: s.Accessible != "", Score: score, Break: s.AisleAfter})
 	}
 	h := sha256.New()
-	h.Write([]byte("v3\n")) // the stored layout: a new one makes stored indexes stale
+	h.Write([]byte("v4\n")) // the stored layout: a new one makes stored indexes stale
 	for _, row := range idx.Rows {
 		row[len(row)-1].Break = true
 		run := 0
-		var b strings.Builder
-		for i, s := range row {
+		var enc encodedRow
+		for _, s := range row {
 			run++
 			idx.Longest = max(idx.Longest, run)
 			if s.Break {
 				run = 0
 			}
-			if i > 0 {
-				b.WriteByte(';')
-			}
-			b.WriteString(s.ID + "," + s.Category + "," + boolDigit(s.Accessible) + "," +
-				strconv.FormatInt(s.Score, 10) + "," + boolDigit(s.Break))
+			enc.IDs, enc.Categories = append(enc.IDs, s.ID), append(enc.Categories, s.Category)
+			enc.Accessible, enc.Scores = append(enc.Accessible, s.Accessible), append(enc.Scores, s.Score)
+			enc.Breaks = append(enc.Breaks, s.Break)
 		}
-		idx.Encoded = append(idx.Encoded, b.String())
-		h.Write([]byte(b.String()))
+		b, _ := json.Marshal(enc) // strings, numbers and booleans always encode
+		idx.Encoded = append(idx.Encoded, string(b))
+		h.Write(b)
 		h.Write([]byte{'\n'})
 	}
 	idx.Tag = hex.EncodeToString(h.Sum(nil)[:12])
@@ -175,6 +175,16 @@ func BuildSeatIndex(seats []Seat, rules BestRules) *SeatIndex {
 	slices.Sort(idx.Categories)
 	idx.Categories = slices.Compact(idx.Categories)
 	return idx
+}
+
+// encodedRow is a row of SeatIndex.Encoded: one array per attribute, so a
+// script decodes a row in one cjson.decode call, in C, and reads it as is.
+type encodedRow struct {
+	IDs        []string `json:"i"`
+	Categories []string `json:"c"`
+	Accessible []bool   `json:"a"`
+	Scores     []int64  `json:"s"`
+	Breaks     []bool   `json:"b"` // not adjacent to the next seat
 }
 
 // rowBound is a row and the lowest score some k adjacent seats of it have.
@@ -221,13 +231,6 @@ func rowOrder(rows [][]IndexSeat) ([]string, [][]rowBound) {
 		out[k] = b.String()
 	}
 	return out, by
-}
-
-func boolDigit(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
 }
 
 // focal is the point seats are scored by.

@@ -3,13 +3,16 @@
 -- in one step.
 -- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] blocked hash,
 -- KEYS[4] the show's seat index: field t its tag, n its row count,
--- 1..n one row each, "id,category,accessible,score,break;..." in col order,
+-- 1..n one row each, JSON {"i": ids, "c": categories, "a": accessible,
+-- "s": scores, "b": break after} in col order (cjson decodes it in C),
 -- o1..o10 the rows by the best score k seats of each can have,
 -- "row,bound;..." (SeatIndex.Order), c the categories, each followed by
 -- ';'. KEYS[5] the bounds learnt here (core.RowBounds): field row, for
 -- k = 1..10 two numbers of 12 characters, the lowest score of k adjacent
 -- free seats of the row when last read and the lowest of those that
--- strand no seat ('x...' none); a row missing was not read.
+-- strand no seat ('x...' none); a row missing was not read. Field 'p'..k
+-- ("j,at"): the first j-1 rows of order o..k have no k free seats
+-- together, and at is where entry j starts in that order's string.
 -- ARGV[1] orderNo, ARGV[2] userID, ARGV[3] limit (0 = none), ARGV[4] nowMs,
 -- ARGV[5] the index tag the caller holds, ARGV[6] count, ARGV[7] category
 -- ('' any), ARGV[8] together, ARGV[9] accessible, ARGV[10] avoid singles
@@ -26,7 +29,10 @@
 -- takes a seat deletes KEYS[5] (release*.lua, lock.lua, block.lua,
 -- sell.lua of a free seat, unblock and restore, the Go writes). So a sale
 -- of best-available orders reads about one row a choice; the first choice
--- after another change reads the rows by bound as far as it must.
+-- after another change reads the rows by bound as far as it must. Rows
+-- full for k only stay full while the bounds hold, so the walk of order
+-- o..k starts past the ones passed before (field 'p'..k): late in a sale
+-- it no longer steps over every full front row.
 local k = tonumber(ARGV[6])
 local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1), 'c')
 if idx[1] ~= ARGV[5] then
@@ -39,7 +45,7 @@ if limit > 0 then
     return {'limit'}
   end
 end
-local cat, together, acc, avoid = ARGV[7], ARGV[8] == '1', ARGV[9], ARGV[10] == '1'
+local cat, together, acc, avoid = ARGV[7], ARGV[8] == '1', ARGV[9] == '1', ARGV[10] == '1'
 local nrows = tonumber(idx[2])
 local W, MAXK, CAP = 12, 10, 999999999999
 -- Most shows block nothing: then no seat needs looking up there.
@@ -61,13 +67,9 @@ local function load(r)
   if rows[r] then
     return rows[r]
   end
-  local row = {ids = {}, cat = {}, acc = {}, score = {}, brk = {}, free = {}, n = 0}
-  local n = 0
-  for id, c, a, sc, b in string.gmatch(redis.call('HGET', KEYS[4], tostring(r)), '([^,;]+),([^,;]*),(%d),(%d+),(%d)') do
-    n = n + 1
-    row.ids[n], row.cat[n], row.acc[n], row.score[n], row.brk[n] = id, c, a, tonumber(sc), b == '1'
-  end
-  row.n = n
+  local j = cjson.decode(redis.call('HGET', KEYS[4], tostring(r)))
+  local row = {ids = j.i, cat = j.c, acc = j.a, score = j.s, brk = j.b, free = {}, n = #j.i}
+  local n = row.n
   local held, blocked = {}, {}
   mget(KEYS[1], row.ids, n, held)
   if anyBlocked then
@@ -141,67 +143,33 @@ local function num(v)
   return v and string.format('%012d', math.min(v, CAP)) or 'xxxxxxxxxxxx'
 end
 
--- learn stores the bounds of every row read, after what was taken.
-local function learn()
-  if #read == 0 then
-    return
-  end
-  local fields = {}
-  for _, r in ipairs(read) do
-    local row = rows[r]
-    local any, free = {}, {}
-    local run = 0
-    for i = 1, row.n do
-      if i > 1 and row.brk[i - 1] then
-        run = 0
-      end
-      if row.free[i] then
-        run = run + 1
-        local sum = 0
-        for kk = 1, math.min(run, MAXK) do
-          sum = sum + row.score[i - kk + 1]
-          if not any[kk] or sum < any[kk] then
-            any[kk] = sum
-          end
-          if (not free[kk] or sum < free[kk]) and not strands(row, i - kk + 1, i) then
-            free[kk] = sum
-          end
-        end
-      else
-        run = 0
-      end
-    end
-    local out = {}
-    for kk = 1, MAXK do
-      out[2 * kk - 1], out[2 * kk] = num(any[kk]), num(free[kk])
-    end
-    fields[#fields + 1] = tostring(r)
-    fields[#fields + 1] = table.concat(out)
-    if #fields >= 1000 then
-      redis.call('HSET', KEYS[5], unpack(fields))
-      fields = {}
-    end
-  end
-  if #fields > 0 then
-    redis.call('HSET', KEYS[5], unpack(fields))
-  end
+-- The row order (idx[3], by bound), parsed as far as visited from the
+-- first row not known full (field 'p'..kk): entry(j) is the j-th row and
+-- its bound, nil past the end; stored(j) the stored bounds of that row,
+-- fetched 32 rows at a time. (string.find, not a gmatch iterator: the
+-- embedded Redis runs gopher-lua, whose gmatch iterators work only in a
+-- generic for.)
+local order, oat, parsed = idx[3] or '', 1, 0
+local ordR, ordB, ordAt, bnd, fetched = {}, {}, {}, {}, 0
+local pfield = 'p' .. (together and k or 1)
+local first = 1 -- entries before it are full for the walk's count
+local p = redis.call('HGET', KEYS[5], pfield)
+if p then
+  local _, _, js, ats = string.find(p, '(%d+),(%d+)')
+  first, oat = tonumber(js), tonumber(ats)
+  parsed, fetched = first - 1, first - 1
 end
-
--- The row order (idx[3], by bound), parsed as far as visited: entry(j)
--- is the j-th row and its bound, nil past the end; stored(j) the stored
--- bounds of that row, fetched 32 rows at a time. (string.find, not a
--- gmatch iterator: the embedded Redis runs gopher-lua, whose gmatch
--- iterators work only in a generic for.)
-local order, oat = idx[3] or '', 1
-local ordR, ordB, bnd, fetched = {}, {}, {}, 0
+local passedTo = first -- the walk found entries first..passedTo-1 full
 local function entry(j)
-  while #ordR < j do
+  while parsed < j do
+    local at = oat
     local _, e, rs, bs = string.find(order, '(%d+),(%d+)', oat)
     if not e then
       return nil
     end
     oat = e + 1
-    ordR[#ordR + 1], ordB[#ordB + 1] = tonumber(rs), tonumber(bs)
+    parsed = parsed + 1
+    ordR[parsed], ordB[parsed], ordAt[parsed] = tonumber(rs), tonumber(bs), at
   end
   return ordR[j], ordB[j]
 end
@@ -224,6 +192,62 @@ local function stored(j)
   return bnd[j]
 end
 
+-- learn stores the bounds of every row read, after what was taken, and
+-- how far the walk found the rows full.
+local function learn()
+  if passedTo > first then
+    redis.call('HSET', KEYS[5], pfield, passedTo .. ',' .. (ordAt[passedTo] or oat))
+  end
+  if #read == 0 then
+    return
+  end
+  local fields = {}
+  for _, r in ipairs(read) do
+    local row = rows[r]
+    local any, free = {}, {}
+    local st, brk, score, n = row.free, row.brk, row.score, row.n
+    -- By run of free adjacent seats a..b: a set x..e of one strands a
+    -- seat exactly when x is a + 1 or e is b - 1 (strands()).
+    local i = 1
+    while i <= n do
+      if st[i] then
+        local a = i
+        while not brk[i] and i < n and st[i + 1] do
+          i = i + 1
+        end
+        local b = i
+        for e = a, b do
+          local sum = 0
+          for x = e, math.max(a, e - MAXK + 1), -1 do
+            local kk = e - x + 1
+            sum = sum + score[x]
+            if not any[kk] or sum < any[kk] then
+              any[kk] = sum
+            end
+            if x ~= a + 1 and e ~= b - 1 and (not free[kk] or sum < free[kk]) then
+              free[kk] = sum
+            end
+          end
+        end
+      end
+      i = i + 1
+    end
+    local out = {}
+    for kk = 1, MAXK do
+      out[2 * kk - 1], out[2 * kk] = num(any[kk]), num(free[kk])
+    end
+    fields[#fields + 1] = tostring(r)
+    fields[#fields + 1] = table.concat(out)
+    if #fields >= 1000 then
+      redis.call('HSET', KEYS[5], unpack(fields))
+      fields = {}
+    end
+  end
+  if #fields > 0 then
+    redis.call('HSET', KEYS[5], unpack(fields))
+  end
+end
+
 -- visit calls fn on each row that may hold a set of kk seats beating the
 -- one in hand, reading it first, until none left can. A row not stored is
 -- read when the walk of the order reaches it; a stored one waits as a
@@ -244,7 +268,7 @@ local function visit(kk, fn)
       end
     end
   end
-  local j, walking = 1, true
+  local j, walking = passedTo, true
   while true do
     local r, bound
     if walking then
@@ -255,6 +279,9 @@ local function visit(kk, fn)
     end
     if low and (not r or cands[low + 1] <= bound) then
       local cr, key = cands[low], cands[low + 1]
+      if not walking and beaten(key, cr) then
+        break -- so is every candidate left: none is below this one
+      end
       cands[low] = false
       lowest()
       if not beaten(key, cr) then
@@ -272,6 +299,9 @@ local function visit(kk, fn)
         fn(r)
       elseif d == -2 or beaten(d, r) then
         -- passed: nothing here beats the set in hand
+        if d == -2 and j - 1 == passedTo then
+          passedTo = j
+        end
       elseif avoid and free == -2 then
         if not bestR or bestS then
           stranding[#stranding + 1] = r
