@@ -30,40 +30,79 @@ func KeyBest(showID int64) string { return fmt.Sprintf("sf:{show:%d}:best", show
 // seats are free deletes it (a release, a named lock, a block...).
 func KeyBestBounds(showID int64) string { return fmt.Sprintf("sf:{show:%d}:bestb", showID) }
 
-// ChooseAndLock implements core.SeatStore (best.lua). The index is written
-// when the stored one is missing or has another tag (a new plan, new rules,
-// a Redis that lost it), then the script runs once more.
+// ChooseAndLock implements core.SeatStore (best.lua), in one script run
+// with the show's other choices under way (bestbatch.go).
 func (s *Store) ChooseAndLock(ctx context.Context, showID, userID int64, orderNo string, idx *core.SeatIndex, req core.BestRequest, limit int, now time.Time) (core.BestChoice, error) {
 	if err := checkBest(orderNo, req); err != nil {
 		return core.BestChoice{}, err
 	}
+	c := &bestCall{userID: userID, orderNo: orderNo, idx: idx, req: req, limit: limit, now: now}
+	s.best.choose(ctx, showID, c, func(ctx context.Context, batch []*bestCall) { s.runBest(ctx, showID, batch) })
+	return c.choice, c.err
+}
+
+// runBest answers a batch of choices of one show and index. The index is
+// written when the stored one is missing or has another tag (a new plan,
+// new rules, a Redis that lost it), then the script runs once more.
+func (s *Store) runBest(ctx context.Context, showID int64, batch []*bestCall) {
+	idx := batch[0].idx
 	keys := []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBest(showID), KeyBestBounds(showID)}
-	args := []any{orderNo, strconv.FormatInt(userID, 10), limit, now.UnixMilli(), idx.Tag, req.Count,
-		req.Category, digit(req.Together), digit(req.Accessible), digit(req.AvoidSingles)}
-	what := fmt.Sprintf("choose seats of show %d for order %s", showID, orderNo)
-	for range 2 {
-		res, err := best.Run(ctx, s.rdb, keys, args...).StringSlice()
-		if err != nil {
-			return core.BestChoice{}, wrap(what, err)
+	args := make([]any, 0, 1+9*len(batch))
+	args = append(args, idx.Tag)
+	for _, c := range batch {
+		args = append(args, c.orderNo, strconv.FormatInt(c.userID, 10), c.limit, c.now.UnixMilli(), c.req.Count,
+			c.req.Category, digit(c.req.Together), digit(c.req.Accessible), digit(c.req.AvoidSingles))
+	}
+	fail := func(err error) {
+		for _, c := range batch {
+			c.err = err
 		}
-		switch res[0] {
-		case "ok":
-			return core.BestChoice{Stranded: res[1] == "1", SeatIDs: res[2:]}, nil
-		case "limit":
-			return core.BestChoice{}, limitErr(showID, userID, req.Count, limit)
-		case "none":
-			return core.BestChoice{}, notEnough(parseLeft(res[1:]))
-		case "index":
+	}
+	what := fmt.Sprintf("choose seats of show %d for %d orders from %s", showID, len(batch), batch[0].orderNo)
+	for range 2 {
+		res, err := best.Run(ctx, s.rdb, keys, args...).Slice()
+		if err != nil {
+			fail(wrap(what, err))
+			return
+		}
+		if len(res) == 1 && res[0] == "index" {
 			if err := s.writeIndex(ctx, showID, idx); err != nil {
-				return core.BestChoice{}, err
+				fail(err)
+				return
 			}
 			continue
 		}
-		return core.BestChoice{}, fmt.Errorf("seats: %s: unexpected script reply %q", what, res)
+		if len(res) != len(batch) {
+			fail(fmt.Errorf("seats: %s: %d replies", what, len(res)))
+			return
+		}
+		for i, c := range batch {
+			c.choice, c.err = bestReply(showID, c, res[i])
+		}
+		return
 	}
 	// Another instance wrote another index between: its plan or ours is
 	// stale, and Place reloads the plan on this error.
-	return core.BestChoice{}, core.ErrPlanChanged
+	fail(core.ErrPlanChanged)
+}
+
+// bestReply is what best.lua answered one call.
+func bestReply(showID int64, c *bestCall, reply any) (core.BestChoice, error) {
+	items, _ := reply.([]any)
+	res := make([]string, len(items))
+	for i, v := range items {
+		res[i], _ = v.(string)
+	}
+	switch {
+	case len(res) >= 2 && res[0] == "ok":
+		return core.BestChoice{Stranded: res[1] == "1", SeatIDs: res[2:]}, nil
+	case len(res) == 1 && res[0] == "limit":
+		return core.BestChoice{}, limitErr(showID, c.userID, c.req.Count, c.limit)
+	case len(res) >= 1 && res[0] == "none":
+		return core.BestChoice{}, notEnough(parseLeft(res[1:]))
+	}
+	return core.BestChoice{}, fmt.Errorf("seats: choose seats of show %d for order %s: unexpected script reply %q",
+		showID, c.orderNo, res)
 }
 
 // writeIndex replaces the show's stored index in one MULTI/EXEC.

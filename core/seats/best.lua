@@ -1,6 +1,8 @@
 -- Chooses seats by the best-available rules (core/bestseats.go, whose
 -- ChooseBest is the same choice in Go) and locks them as lock.lua does,
--- in one step.
+-- in one step, for a batch of requests one after the other (best.go
+-- gathers the concurrent ones of a show): the rows read, the walk of the
+-- row order and the learning of bounds are shared by the batch.
 -- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] blocked hash,
 -- KEYS[4] the show's seat index: field t its tag, n its row count,
 -- 1..n one row each, JSON {"i": ids, "c": categories, "a": accessible,
@@ -13,12 +15,12 @@
 -- strand no seat ('x...' none); a row missing was not read. Field 'p'..k
 -- ("j,at"): the first j-1 rows of order o..k have no k free seats
 -- together, and at is where entry j starts in that order's string.
--- ARGV[1] orderNo, ARGV[2] userID, ARGV[3] limit (0 = none), ARGV[4] nowMs,
--- ARGV[5] the index tag the caller holds, ARGV[6] count, ARGV[7] category
--- ('' any), ARGV[8] together, ARGV[9] accessible, ARGV[10] avoid singles
--- ('1' or '0' each).
--- Returns {'index'} when the stored index is missing or another, {'limit'},
--- {'none', category, free, together, ...} or {'ok', stranded, seat...}.
+-- ARGV[1] the index tag the callers hold, then per request from ARGV[2]
+-- on, 9 each: orderNo, userID, limit (0 = none), nowMs, count, category
+-- ('' any), together, accessible, avoid singles ('1' or '0' each).
+-- Returns {'index'} when the stored index is missing or another, else one
+-- reply per request: {'limit'}, {'none', category, free, together, ...}
+-- or {'ok', stranded, seat...}.
 --
 -- Cost: rows are read (index row, HMGET of their seats) only when visited,
 -- in the order of their bound, and the visit stops once no row left can
@@ -33,19 +35,12 @@
 -- full for k only stay full while the bounds hold, so the walk of order
 -- o..k starts past the ones passed before (field 'p'..k): late in a sale
 -- it no longer steps over every full front row.
-local k = tonumber(ARGV[6])
-local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'o' .. (ARGV[8] == '1' and k or 1), 'c')
-if idx[1] ~= ARGV[5] then
+local idx = redis.call('HMGET', KEYS[4], 't', 'n', 'c')
+if idx[1] ~= ARGV[1] then
   return {'index'}
 end
-local limit = tonumber(ARGV[3])
-if limit > 0 then
-  local count = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
-  if count + k > limit then
-    return {'limit'}
-  end
-end
-local cat, together, acc, avoid = ARGV[7], ARGV[8] == '1', ARGV[9] == '1', ARGV[10] == '1'
+-- The request being answered (choose sets them).
+local k, cat, together, acc, avoid
 local nrows = tonumber(idx[2])
 local W, MAXK, CAP = 12, 10, 999999999999
 -- Most shows block nothing: then no seat needs looking up there.
@@ -143,41 +138,50 @@ local function num(v)
   return v and string.format('%012d', math.min(v, CAP)) or 'xxxxxxxxxxxx'
 end
 
--- The row order (idx[3], by bound), parsed as far as visited from the
--- first row not known full (field 'p'..kk): entry(j) is the j-th row and
--- its bound, nil past the end; stored(j) the stored bounds of that row,
--- fetched 32 rows at a time. (string.find, not a gmatch iterator: the
--- embedded Redis runs gopher-lua, whose gmatch iterators work only in a
--- generic for.)
-local order, oat, parsed = idx[3] or '', 1, 0
-local ordR, ordB, ordAt, bnd, fetched = {}, {}, {}, {}, 0
-local pfield = 'p' .. (together and k or 1)
-local first = 1 -- entries before it are full for the walk's count
-local p = redis.call('HGET', KEYS[5], pfield)
-if p then
-  local _, _, js, ats = string.find(p, '(%d+),(%d+)')
-  first, oat = tonumber(js), tonumber(ats)
-  parsed, fetched = first - 1, first - 1
+-- The walk of the row order o..kk (by bound), one per count, shared by
+-- the batch: parsed as far as visited from the first row not known full
+-- (field 'p'..kk); entry(w, j) is the j-th row and its bound, nil past
+-- the end; stored(w, j) the stored bounds of that row, fetched 32 rows at
+-- a time. A row the batch took seats from was read, and is judged as it
+-- is now, so the stored bounds of the others stay true. (string.find, not
+-- a gmatch iterator: the embedded Redis runs gopher-lua, whose gmatch
+-- iterators work only in a generic for.)
+local walks = {}
+local function walkOf(kk)
+  local w = walks[kk]
+  if w then
+    return w
+  end
+  w = {order = redis.call('HGET', KEYS[4], 'o' .. kk) or '', oat = 1, parsed = 0, r = {}, b = {}, at = {},
+    bnd = {}, fetched = 0, first = 1, field = 'p' .. kk}
+  local p = redis.call('HGET', KEYS[5], w.field)
+  if p then
+    local _, _, js, ats = string.find(p, '(%d+),(%d+)')
+    w.first, w.oat = tonumber(js), tonumber(ats)
+    w.parsed, w.fetched = w.first - 1, w.first - 1
+  end
+  w.passedTo = w.first -- the walk found entries first..passedTo-1 full
+  walks[kk] = w
+  return w
 end
-local passedTo = first -- the walk found entries first..passedTo-1 full
-local function entry(j)
-  while parsed < j do
-    local at = oat
-    local _, e, rs, bs = string.find(order, '(%d+),(%d+)', oat)
+local function entry(w, j)
+  while w.parsed < j do
+    local at = w.oat
+    local _, e, rs, bs = string.find(w.order, '(%d+),(%d+)', at)
     if not e then
       return nil
     end
-    oat = e + 1
-    parsed = parsed + 1
-    ordR[parsed], ordB[parsed], ordAt[parsed] = tonumber(rs), tonumber(bs), at
+    w.oat = e + 1
+    local n = w.parsed + 1
+    w.parsed, w.r[n], w.b[n], w.at[n] = n, tonumber(rs), tonumber(bs), at
   end
-  return ordR[j], ordB[j]
+  return w.r[j], w.b[j]
 end
-local function stored(j)
-  if j > fetched then
+local function stored(w, j)
+  if j > w.fetched then
     local rs = {}
     for i = j, j + 31 do
-      local r = entry(i)
+      local r = entry(w, i)
       if not r then
         break
       end
@@ -185,18 +189,20 @@ local function stored(j)
     end
     local got = redis.call('HMGET', KEYS[5], unpack(rs))
     for i = 1, #got do
-      bnd[j + i - 1] = got[i]
+      w.bnd[j + i - 1] = got[i]
     end
-    fetched = j + #got - 1
+    w.fetched = j + #got - 1
   end
-  return bnd[j]
+  return w.bnd[j]
 end
 
 -- learn stores the bounds of every row read, after what was taken, and
 -- how far the walk found the rows full.
 local function learn()
-  if passedTo > first then
-    redis.call('HSET', KEYS[5], pfield, passedTo .. ',' .. (ordAt[passedTo] or oat))
+  for _, w in pairs(walks) do
+    if w.passedTo > w.first then
+      redis.call('HSET', KEYS[5], w.field, w.passedTo .. ',' .. (w.at[w.passedTo] or w.oat))
+    end
   end
   if #read == 0 then
     return
@@ -257,6 +263,7 @@ end
 -- sets that strand a seat waits for a last pass, which runs when no
 -- orphan-free set was found.
 local function visit(kk, fn)
+  local w = walkOf(kk)
   local stranding, cands = {}, {}
   local low -- index in cands of the lowest candidate (row, key)
   local function lowest()
@@ -268,11 +275,11 @@ local function visit(kk, fn)
       end
     end
   end
-  local j, walking = passedTo, true
+  local j, walking = w.passedTo, true
   while true do
     local r, bound
     if walking then
-      r, bound = entry(j)
+      r, bound = entry(w, j)
       if not r or beaten(bound, r) then
         walking, r = false, nil
       end
@@ -292,15 +299,15 @@ local function visit(kk, fn)
       j = j + 1
       local d, free = -1, -1
       if not rows[r] then
-        d, free = known(stored(j - 1), kk)
+        d, free = known(stored(w, j - 1), kk)
       end
       if d == -1 then
         load(r)
         fn(r)
       elseif d == -2 or beaten(d, r) then
         -- passed: nothing here beats the set in hand
-        if d == -2 and j - 1 == passedTo then
-          passedTo = j
+        if d == -2 and j - 1 == w.passedTo then
+          w.passedTo = j
         end
       elseif avoid and free == -2 then
         if not bestR or bestS then
@@ -332,143 +339,161 @@ local function visit(kk, fn)
   end
 end
 
-local chosen, stranded = {}, false
-if together then
-  visit(k, function(r)
-    local row = rows[r]
-    local run, sum = 0, 0
-    for i = 1, row.n do
-      if not eligible(row, i) then
-        run, sum = 0, 0
-      else
-        if i > 1 and row.brk[i - 1] then
-          run, sum = 0, 0
-        end
-        run = run + 1
-        sum = sum + row.score[i]
-        if run > k then
-          sum = sum - row.score[i - k]
-        end
-        if run >= k then
-          local s = avoid and strands(row, i - k + 1, i)
-          if better(s, sum, r, i - k + 1) then
-            bestR, bestI, bestS, bestScore = r, i - k + 1, s, sum
-          end
-        end
-      end
-    end
-  end)
-  if bestR then
-    local row = rows[bestR]
-    stranded = strands(row, bestI, bestI + k - 1)
-    for i = bestI, bestI + k - 1 do
-      chosen[#chosen + 1] = row.ids[i]
-      row.free[i] = false
+-- choose answers the request of ARGV from at on.
+local function choose(at)
+  local orderNo, user, limit, nowMs = ARGV[at], ARGV[at + 1], tonumber(ARGV[at + 2]), ARGV[at + 3]
+  k, cat, together = tonumber(ARGV[at + 4]), ARGV[at + 5], ARGV[at + 6] == '1'
+  acc, avoid = ARGV[at + 7] == '1', ARGV[at + 8] == '1'
+  if limit > 0 then
+    local count = tonumber(redis.call('HGET', KEYS[2], user) or '0')
+    if count + k > limit then
+      return {'limit'}
     end
   end
-else
-  -- One seat at a time, each time over the rows by bound again (the seats
-  -- picked before change which strand).
-  local picks = {}
-  local function scan(r)
-    local row = rows[r]
-    for i = 1, row.n do
-      if eligible(row, i) and not beaten(row.score[i], r) then
-        local s = avoid and strands(row, i, i)
-        if better(s, row.score[i], r, i) then
-          bestR, bestI, bestS, bestScore = r, i, s, row.score[i]
-        end
-      end
-    end
-  end
-  for _ = 1, k do
-    bestR = nil
-    visit(1, scan)
-    if not bestR then
-      break
-    end
-    local row = rows[bestR]
-    stranded = stranded or strands(row, bestI, bestI)
-    row.free[bestI] = false
-    picks[#picks + 1] = bestR
-    picks[#picks + 1] = bestI
-    chosen[#chosen + 1] = row.ids[bestI]
-  end
-  if #chosen < k then
-    -- Not enough: the seats picked go back before counting what is left.
-    for j = 1, #picks, 2 do
-      rows[picks[j]].free[picks[j + 1]] = true
-    end
-    chosen = {}
-  end
-end
-
-if #chosen == 0 then
-  -- What is left per category: free seats of the asked accessibility,
-  -- and their longest stretch together. A row known to have no free seat
-  -- is not read.
-  local free, best, cats = {}, {}, {}
-  for c in string.gmatch(idx[4] or '', '([^;]*);') do
-    free[c], best[c] = 0, 0
-    cats[#cats + 1] = c
-  end
-  -- The stored bounds of every row, in chunks for unpack.
-  local all = {}
-  for j = 1, nrows, 1000 do
-    local rs = {}
-    for r = j, math.min(j + 999, nrows) do
-      rs[#rs + 1] = r
-    end
-    local got = redis.call('HMGET', KEYS[5], unpack(rs))
-    for i = 1, #got do
-      all[j + i - 1] = got[i]
-    end
-  end
-  for r = 1, nrows do
-    if rows[r] or known(all[r], 1) ~= -2 then
-      local row = load(r)
-      local run = 0
+  bestR = nil
+  local chosen, stranded = {}, false
+  if together then
+    visit(k, function(r)
+      local row = rows[r]
+      local run, sum = 0, 0
       for i = 1, row.n do
-        local c = row.cat[i]
-        if i > 1 and row.brk[i - 1] then
-          run = 0
-        end
-        if not row.free[i] or row.acc[i] ~= acc then
-          run = 0
+        if not eligible(row, i) then
+          run, sum = 0, 0
         else
-          if run > 0 and row.cat[i - 1] ~= c then
-            run = 0
+          if i > 1 and row.brk[i - 1] then
+            run, sum = 0, 0
           end
           run = run + 1
-          free[c] = free[c] + 1
-          if run > best[c] then
-            best[c] = run
+          sum = sum + row.score[i]
+          if run > k then
+            sum = sum - row.score[i - k]
+          end
+          if run >= k then
+            local s = avoid and strands(row, i - k + 1, i)
+            if better(s, sum, r, i - k + 1) then
+              bestR, bestI, bestS, bestScore = r, i - k + 1, s, sum
+            end
+          end
+        end
+      end
+    end)
+    if bestR then
+      local row = rows[bestR]
+      stranded = strands(row, bestI, bestI + k - 1)
+      for i = bestI, bestI + k - 1 do
+        chosen[#chosen + 1] = row.ids[i]
+        row.free[i] = false
+      end
+    end
+  else
+    -- One seat at a time, each time over the rows by bound again (the seats
+    -- picked before change which strand).
+    local picks = {}
+    local function scan(r)
+      local row = rows[r]
+      for i = 1, row.n do
+        if eligible(row, i) and not beaten(row.score[i], r) then
+          local s = avoid and strands(row, i, i)
+          if better(s, row.score[i], r, i) then
+            bestR, bestI, bestS, bestScore = r, i, s, row.score[i]
           end
         end
       end
     end
+    for _ = 1, k do
+      bestR = nil
+      visit(1, scan)
+      if not bestR then
+        break
+      end
+      local row = rows[bestR]
+      stranded = stranded or strands(row, bestI, bestI)
+      row.free[bestI] = false
+      picks[#picks + 1] = bestR
+      picks[#picks + 1] = bestI
+      chosen[#chosen + 1] = row.ids[bestI]
+    end
+    if #chosen < k then
+      -- Not enough: the seats picked go back before counting what is left.
+      for j = 1, #picks, 2 do
+        rows[picks[j]].free[picks[j + 1]] = true
+      end
+      chosen = {}
+    end
   end
-  learn()
-  local out = {'none'}
-  for _, c in ipairs(cats) do
-    out[#out + 1] = c
-    out[#out + 1] = tostring(free[c])
-    out[#out + 1] = tostring(best[c])
+
+  if #chosen == 0 then
+    -- What is left per category: free seats of the asked accessibility,
+    -- and their longest stretch together. A row known to have no free seat
+    -- is not read.
+    local free, best, cats = {}, {}, {}
+    for c in string.gmatch(idx[3] or '', '([^;]*);') do
+      free[c], best[c] = 0, 0
+      cats[#cats + 1] = c
+    end
+    -- The stored bounds of every row, in chunks for unpack.
+    local all = {}
+    for j = 1, nrows, 1000 do
+      local rs = {}
+      for r = j, math.min(j + 999, nrows) do
+        rs[#rs + 1] = r
+      end
+      local got = redis.call('HMGET', KEYS[5], unpack(rs))
+      for i = 1, #got do
+        all[j + i - 1] = got[i]
+      end
+    end
+    for r = 1, nrows do
+      if rows[r] or known(all[r], 1) ~= -2 then
+        local row = load(r)
+        local run = 0
+        for i = 1, row.n do
+          local c = row.cat[i]
+          if i > 1 and row.brk[i - 1] then
+            run = 0
+          end
+          if not row.free[i] or row.acc[i] ~= acc then
+            run = 0
+          else
+            if run > 0 and row.cat[i - 1] ~= c then
+              run = 0
+            end
+            run = run + 1
+            free[c] = free[c] + 1
+            if run > best[c] then
+              best[c] = run
+            end
+          end
+        end
+      end
+    end
+    local out = {'none'}
+    for _, c in ipairs(cats) do
+      out[#out + 1] = c
+      out[#out + 1] = tostring(free[c])
+      out[#out + 1] = tostring(best[c])
+    end
+    return out
+  end
+
+  local value = '1|' .. orderNo .. '|' .. user .. '|' .. nowMs
+  local fields = {}
+  for i = 1, #chosen do
+    fields[2 * i - 1] = chosen[i]
+    fields[2 * i] = value
+  end
+  redis.call('HSET', KEYS[1], unpack(fields))
+  redis.call('HINCRBY', KEYS[2], user, #chosen)
+  local out = {'ok', stranded and '1' or '0'}
+  for i = 1, #chosen do
+    out[#out + 1] = chosen[i]
   end
   return out
 end
 
-local value = '1|' .. ARGV[1] .. '|' .. ARGV[2] .. '|' .. ARGV[4]
-local fields = {}
-for i = 1, #chosen do
-  fields[2 * i - 1] = chosen[i]
-  fields[2 * i] = value
+local replies = {}
+for at = 2, #ARGV, 9 do
+  replies[#replies + 1] = choose(at)
 end
-redis.call('HSET', KEYS[1], unpack(fields))
-redis.call('HINCRBY', KEYS[2], ARGV[2], #chosen)
 learn()
-local out = {'ok', stranded and '1' or '0'}
-for i = 1, #chosen do
-  out[#out + 1] = chosen[i]
-end
-return out
+return replies

@@ -66,6 +66,7 @@ type Store struct {
 	block         *redis.Script
 	unblockBefore *redis.Script
 	restoreBlock  *redis.Script
+	best          bestQueues // the show's best-available choices under way
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
