@@ -196,6 +196,51 @@ local function stored(w, j)
   return w.bnd[j]
 end
 
+-- bounds is a read row's bounds as it stands: for k = 1..MAXK the lowest
+-- score of k adjacent free seats (any) and of those that strand no seat
+-- (free), nil for none; kept until a seat of the row changes (row.bnd).
+local function bounds(row)
+  if row.bnd then
+    return row.bnd.any, row.bnd.free
+  end
+  local any, free = {}, {}
+  local st, brk, score, n = row.free, row.brk, row.score, row.n
+  -- By run of free adjacent seats a..b: a set x..e of one strands a
+  -- seat exactly when x is a + 1 or e is b - 1 (strands()).
+  local i = 1
+  while i <= n do
+    if st[i] then
+      local a = i
+      while not brk[i] and i < n and st[i + 1] do
+        i = i + 1
+      end
+      local b = i
+      for e = a, b do
+        local sum = 0
+        for x = e, math.max(a, e - MAXK + 1), -1 do
+          local kk = e - x + 1
+          sum = sum + score[x]
+          if not any[kk] or sum < any[kk] then
+            any[kk] = sum
+          end
+          if x ~= a + 1 and e ~= b - 1 and (not free[kk] or sum < free[kk]) then
+            free[kk] = sum
+          end
+        end
+      end
+    end
+    i = i + 1
+  end
+  row.bnd = {any = any, free = free}
+  return any, free
+end
+
+-- take marks seat i of row free or not.
+local function take(row, i, taken)
+  row.free[i] = not taken
+  row.bnd = nil
+end
+
 -- learn stores the bounds of every row read, after what was taken, and
 -- how far the walk found the rows full.
 local function learn()
@@ -209,35 +254,7 @@ local function learn()
   end
   local fields = {}
   for _, r in ipairs(read) do
-    local row = rows[r]
-    local any, free = {}, {}
-    local st, brk, score, n = row.free, row.brk, row.score, row.n
-    -- By run of free adjacent seats a..b: a set x..e of one strands a
-    -- seat exactly when x is a + 1 or e is b - 1 (strands()).
-    local i = 1
-    while i <= n do
-      if st[i] then
-        local a = i
-        while not brk[i] and i < n and st[i + 1] do
-          i = i + 1
-        end
-        local b = i
-        for e = a, b do
-          local sum = 0
-          for x = e, math.max(a, e - MAXK + 1), -1 do
-            local kk = e - x + 1
-            sum = sum + score[x]
-            if not any[kk] or sum < any[kk] then
-              any[kk] = sum
-            end
-            if x ~= a + 1 and e ~= b - 1 and (not free[kk] or sum < free[kk]) then
-              free[kk] = sum
-            end
-          end
-        end
-      end
-      i = i + 1
-    end
+    local any, free = bounds(rows[r])
     local out = {}
     for kk = 1, MAXK do
       out[2 * kk - 1], out[2 * kk] = num(any[kk]), num(free[kk])
@@ -297,16 +314,23 @@ local function visit(kk, fn)
       end
     elseif r then
       j = j + 1
-      local d, free = -1, -1
-      if not rows[r] then
+      local d, free
+      local seen = rows[r]
+      if seen then
+        -- Read in this run: judged as it stands now.
+        local any, fr = bounds(seen)
+        d, free = any[kk] or -2, fr[kk] or -2
+      else
         d, free = known(stored(w, j - 1), kk)
       end
       if d == -1 then
         load(r)
         fn(r)
       elseif d == -2 or beaten(d, r) then
-        -- passed: nothing here beats the set in hand
-        if d == -2 and j - 1 == w.passedTo then
+        -- passed: nothing here beats the set in hand. Only a row full
+        -- when this run began stays full: an apart request that finds
+        -- too few seats gives back the ones it picked.
+        if d == -2 and not seen and j - 1 == w.passedTo then
           w.passedTo = j
         end
       elseif avoid and free == -2 then
@@ -382,7 +406,7 @@ local function choose(at)
       stranded = strands(row, bestI, bestI + k - 1)
       for i = bestI, bestI + k - 1 do
         chosen[#chosen + 1] = row.ids[i]
-        row.free[i] = false
+        take(row, i, true)
       end
     end
   else
@@ -408,7 +432,7 @@ local function choose(at)
       end
       local row = rows[bestR]
       stranded = stranded or strands(row, bestI, bestI)
-      row.free[bestI] = false
+      take(row, bestI, true)
       picks[#picks + 1] = bestR
       picks[#picks + 1] = bestI
       chosen[#chosen + 1] = row.ids[bestI]
@@ -416,7 +440,7 @@ local function choose(at)
     if #chosen < k then
       -- Not enough: the seats picked go back before counting what is left.
       for j = 1, #picks, 2 do
-        rows[picks[j]].free[picks[j + 1]] = true
+        take(rows[picks[j]], picks[j + 1], false)
       end
       chosen = {}
     end

@@ -2,6 +2,7 @@ package seats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -11,13 +12,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"seatflow/core"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestBestQueuesBatch: a lone call runs at once; calls arriving while a
 // batch runs are answered by the next run, together, one index tag per
-// run, and every caller gets its own answer.
+// run, run by one of them (the first caller returns after its own batch);
+// every caller gets its own answer.
 func TestBestQueuesBatch(t *testing.T) {
 	var q bestQueues
 	tagA, tagB := &core.SeatIndex{Tag: "a"}, &core.SeatIndex{Tag: "b"}
@@ -25,8 +30,7 @@ func TestBestQueuesBatch(t *testing.T) {
 		mu   sync.Mutex
 		runs [][]string // the order numbers of each run
 	)
-	started, release := make(chan struct{}), make(chan struct{})
-	first := true
+	started, release, loneBack := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	run := func(_ context.Context, batch []*bestCall) {
 		mu.Lock()
 		var nos []string
@@ -35,12 +39,18 @@ func TestBestQueuesBatch(t *testing.T) {
 			c.choice.SeatIDs = []string{"seat-of-" + c.orderNo}
 		}
 		runs = append(runs, nos)
-		block := first
-		first = false
+		n := len(runs)
 		mu.Unlock()
-		if block {
+		switch n {
+		case 1:
 			close(started)
 			<-release // the first run is under way while the others queue
+		case 2:
+			select {
+			case <-loneBack:
+			case <-time.After(10 * time.Second):
+				t.Error("the first caller is still at work: it runs the others' batch instead of handing it on")
+			}
 		}
 	}
 	queued := func() int {
@@ -53,6 +63,9 @@ func TestBestQueuesBatch(t *testing.T) {
 		wg.Go(func() {
 			c := &bestCall{orderNo: no, idx: idx}
 			q.choose(context.Background(), 1, c, run)
+			if no == "lone" {
+				close(loneBack)
+			}
 			if want := []string{"seat-of-" + no}; !slices.Equal(c.choice.SeatIDs, want) {
 				t.Errorf("%s answered %v, want %v", no, c.choice.SeatIDs, want)
 			}
@@ -170,4 +183,51 @@ func setUpCase(t *testing.T, s *Store, show int64, c bestCase) {
 	if err := s.ReplaceBlocks(ctx, show, blocks); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBestFailedApartLeavesSeatsOnSale: an apart request for more seats
+// than are free picks them one by one, finds too few and gives them back;
+// the rows it filled on the way are free again for the next request, in
+// the same script run (a batch) and in the next.
+func TestBestFailedApartLeavesSeatsOnSale(t *testing.T) {
+	var plan []core.Seat
+	for r := 1; r <= 3; r++ {
+		for c := 1; c <= 3; c++ {
+			plan = append(plan, core.Seat{SeatID: "r" + strconv.Itoa(r) + "c" + strconv.Itoa(c), Row: r, Col: c,
+				Category: "A", X: c, Y: r})
+		}
+	}
+	idx := core.BuildSeatIndex(plan, core.BestRules{AllowSingles: true})
+	// One seat free in each of rows 1 and 2, row 3 sold out.
+	var taken []core.SeatHold
+	for _, p := range plan {
+		if p.SeatID != "r1c2" && p.SeatID != "r2c2" {
+			taken = append(taken, core.SeatHold{SeatID: p.SeatID, State: core.SeatSold, OrderNo: "other", UserID: 9, LockedAt: t0})
+		}
+	}
+	apart := func(n int) core.BestRequest { return core.BestRequest{Count: n, Together: false} }
+	eachBackend(t, func(t *testing.T, rdb redis.UniversalClient) {
+		s := New(rdb)
+		ctx := context.Background()
+		show := newShow(t, rdb)
+		if err := s.Replace(ctx, show, taken); err != nil {
+			t.Fatal(err)
+		}
+		batch := []*bestCall{
+			{userID: 1, orderNo: "three", idx: idx, req: apart(3), now: t0},
+			{userID: 2, orderNo: "one", idx: idx, req: apart(1), now: t0},
+		}
+		s.runBest(ctx, show, batch)
+		if !errors.Is(batch[0].err, core.ErrNotEnoughSeats) {
+			t.Fatalf("3 apart of 2 free: %v %v, want not enough seats", batch[0].choice, batch[0].err)
+		}
+		if batch[1].err != nil || !slices.Equal(batch[1].choice.SeatIDs, []string{"r1c2"}) {
+			t.Fatalf("1 seat after the failed 3, same run: %v %v, want r1c2", batch[1].choice, batch[1].err)
+		}
+		next := []*bestCall{{userID: 3, orderNo: "last", idx: idx, req: apart(1), now: t0}}
+		s.runBest(ctx, show, next)
+		if next[0].err != nil || !slices.Equal(next[0].choice.SeatIDs, []string{"r2c2"}) {
+			t.Fatalf("the last free seat, next run: %v %v, want r2c2", next[0].choice, next[0].err)
+		}
+	})
 }
