@@ -226,6 +226,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	cn.zoneRoutes(g, own)
 	cn.mountReopen(g, view)
 	cn.queueRoutes(g, view)
+	cn.checkinRoutes(g, view)
 	cn.inboxRoutes(g)
 	cn.doorRoutes(g)
 	return cn

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -13,11 +14,14 @@ import (
 )
 
 // doorRoutes mounts the gate's scan page, the only pages the door role
-// reaches (and the sign-out).
+// reaches (and the sign-out): a scan, the undo of the last one, and the
+// door counts of its show.
 func (cn *console) doorRoutes(g *echo.Group) {
 	door := cn.requireRole(access.ActCheckin)
 	g.GET("/door", cn.doorPage, door)
 	g.POST("/door", cn.doorScan, door)
+	g.POST("/door/undo", cn.doorUndo, door)
+	g.GET("/door/counts", cn.doorCounts, door)
 }
 
 func (cn *console) doorPage(c echo.Context) error {
@@ -28,23 +32,87 @@ func (cn *console) doorPage(c echo.Context) error {
 // a refusal is an answer too (200), only bad input and failures are errors.
 func (cn *console) doorScan(c echo.Context) error {
 	s := sessionOf(c)
-	d := web.DoorData{Gate: c.FormValue("gate")}
+	ctx := c.Request().Context()
+	d := web.DoorData{Gate: c.FormValue("gate"), Code: c.FormValue("code")}
 	p := cn.page(c, "door.title", web.NavDoor)
-	a, err := cn.Checkins.Admit(c.Request().Context(), checkin.Request{Code: c.FormValue("code"), Gate: d.Gate,
+	a, err := cn.Checkins.Admit(ctx, checkin.Request{Code: d.Code, Gate: d.Gate,
 		Actor: core.ActorStaffPrefix + s.staff.Username})
 	var ce *core.Error
+	var show int64
 	switch {
 	case err == nil:
 		d.Result, d.Seats, d.Count, d.Of = checkin.ResultAdmitted, a.Seats, a.AdmittedCount, len(a.Order.SeatIDs)
+		show = a.Order.ShowID
 	case errors.Is(err, checkin.ErrAlreadyCheckedIn), errors.Is(err, checkin.ErrNotValid):
 		errors.As(err, &ce)
 		r := ce.Detail.(*checkin.Refusal)
-		d.Result, d.Reason, d.Seats = ce.Code, r.Reason, r.Seats
+		d.Result, d.Reason, d.Seats, show = ce.Code, r.Reason, r.Seats, r.ShowID
 		if r.First != nil {
 			d.FirstAt, d.FirstGate, d.FirstBy = p.Time(r.First.At), r.First.Gate, r.First.By
 		}
 	default:
 		return err
 	}
+	if err := cn.doorCountsOf(ctx, show, &d); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, web.DoorPage(p, d))
+}
+
+// doorUndo undoes the last scan's admission of its seats (a mistake at
+// the gate), audited as the staff member's. Nothing to undo (sent twice,
+// undone elsewhere, an unknown code) is said on the page.
+func (cn *console) doorUndo(c echo.Context) error {
+	ctx := c.Request().Context()
+	d := web.DoorData{Gate: c.FormValue("gate")}
+	p := cn.page(c, "door.title", web.NavDoor)
+	form, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	undone, err := cn.Checkins.Undo(ctx, c.FormValue("code"), "", form["seat"], staffAction(c))
+	switch {
+	case errors.Is(err, checkin.ErrNotCheckedIn), errors.Is(err, core.ErrOrderNotFound):
+		d.Error = "door.nothing_to_undo"
+		return render(c, http.StatusOK, web.DoorPage(p, d))
+	case err != nil:
+		return err
+	}
+	var show int64
+	for _, t := range undone {
+		d.Undone, show = append(d.Undone, t.SeatID), t.ShowID
+	}
+	if err := cn.doorCountsOf(ctx, show, &d); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.DoorPage(p, d))
+}
+
+// doorCounts is the door counts part of the scan page, polled.
+func (cn *console) doorCounts(c echo.Context) error {
+	show, err := positiveID(c.QueryParam("show"))
+	if err != nil {
+		return core.Invalidf("show must be a positive integer")
+	}
+	var d web.DoorData
+	if err := cn.doorCountsOf(c.Request().Context(), show, &d); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.DoorCounts(cn.page(c, "door.title", web.NavDoor), d))
+}
+
+// doorCountsOf reads the door counts of show (none when 0) into d.
+func (cn *console) doorCountsOf(ctx context.Context, show int64, d *web.DoorData) error {
+	if show == 0 {
+		return nil
+	}
+	sh, err := cn.Engine.Store().Show(ctx, show)
+	if err != nil {
+		return err
+	}
+	if d.Counts, err = cn.Checkins.Counts(ctx, show); err != nil {
+		return err
+	}
+	d.ShowName = sh.Name
+	return nil
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"seatflow/core/access"
+	"seatflow/core/checkin"
 
 	"github.com/labstack/echo/v4"
 )
@@ -29,7 +31,10 @@ func TestDoorRoleRoutes(t *testing.T) {
 		"GET /console/static/*": true, "GET /console": true,
 		"GET /console/reset/:token": true, "POST /console/reset/:token": true,
 	}
-	allowed := map[string]bool{"GET /console/door": true, "POST /console/door": true, "POST /console/logout": true}
+	// The door's routes and what they answer here (counts without a show
+	// named is bad input).
+	allowed := map[string]int{"GET /console/door": http.StatusOK, "POST /console/door": http.StatusOK,
+		"POST /console/door/undo": http.StatusOK, "GET /console/door/counts": http.StatusBadRequest}
 	ownAccount := func(r *echo.Route) bool {
 		return strings.HasPrefix(r.Path, "/console/account/") || strings.HasPrefix(r.Path, "/console/sessions")
 	}
@@ -59,10 +64,10 @@ func TestDoorRoleRoutes(t *testing.T) {
 			}
 			continue
 		}
-		if allowed[key] {
+		if want, ok := allowed[key]; ok {
 			reached++
-			if rec.Code != http.StatusOK {
-				t.Errorf("%s: %d, want 200 for the door", key, rec.Code)
+			if rec.Code != want {
+				t.Errorf("%s: %d, want %d for the door", key, rec.Code, want)
 			}
 			continue
 		}
@@ -70,8 +75,8 @@ func TestDoorRoleRoutes(t *testing.T) {
 			t.Errorf("%s: %d, want 403 for the door", key, rec.Code)
 		}
 	}
-	if reached != 2 {
-		t.Fatalf("reached %d scan routes, want 2", reached)
+	if reached != len(allowed) {
+		t.Fatalf("reached %d scan routes, want %d", reached, len(allowed))
 	}
 	if rec := b.do("POST", "/console/logout", url.Values{"_csrf": {b.csrf}}, nil); rec.Code != http.StatusSeeOther {
 		t.Errorf("sign out: %d, want 303", rec.Code)
@@ -105,5 +110,65 @@ func TestDoorScanPage(t *testing.T) {
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), step.want) {
 			t.Errorf("scan %s: %d, want %q in %.2000s", step.code, rec.Code, step.want, mainOf(rec.Body.String()))
 		}
+	}
+}
+
+// TestDoorCountsAndUndo: a scan shows its show's door (admitted of the
+// seats of paid orders, per gate), polled; the gate undoes a mistaken
+// scan once (audited as its own), the ticket admits again after; ops see
+// the show's check-in page, per gate and per quarter hour.
+func TestDoorCountsAndUndo(t *testing.T) {
+	env := newConsoleEnv(t)
+	a := env.place(1, "A-1", "A-2")
+	env.pay(a)
+	env.pay(env.place(2, "B-1"))
+	env.place(3, "C-1") // pending: not expected at the door
+	b := env.login(access.RoleDoor)
+	csrf := hiddenCSRF.FindStringSubmatch(b.do("GET", "/console/door", nil, nil).Body.String())[1]
+	show := strconv.FormatInt(env.show.ID, 10)
+	steps := []struct {
+		name, method, path string
+		form               url.Values
+		want               []string
+	}{
+		{"scan", "POST", "/console/door", url.Values{"gate": {"north"}, "code": {a.Code}},
+			[]string{"door-result ok", "2 of 3 tickets admitted", "north: 2", `id="door-undo"`, `/console/door/counts?show=` + show}},
+		{"counts polled", "GET", "/console/door/counts?show=" + show, nil, []string{"2 of 3 tickets admitted", "north: 2"}},
+		{"undo", "POST", "/console/door/undo", url.Values{"gate": {"north"}, "code": {a.Code}, "seat": {"A-1", "A-2"}},
+			[]string{"Scan undone: seats A-1, A-2.", "0 of 3 tickets admitted"}},
+		{"undo again", "POST", "/console/door/undo", url.Values{"gate": {"north"}, "code": {a.Code}, "seat": {"A-1", "A-2"}},
+			[]string{"Nothing to undo"}},
+		{"scan after the undo", "POST", "/console/door", url.Values{"gate": {"south"}, "code": {a.Code}},
+			[]string{"door-result ok", "2 of 3 tickets admitted", "south: 2"}},
+	}
+	for _, s := range steps {
+		if s.form != nil {
+			s.form.Set("_csrf", csrf)
+		}
+		rec := b.do(s.method, s.path, s.form, nil)
+		for _, w := range s.want {
+			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), w) {
+				t.Fatalf("%s: %d, want %q in %.3000s", s.name, rec.Code, w, rec.Body.String())
+			}
+		}
+	}
+	if n := env.auditCount(checkin.AuditUndo); n != 1 {
+		t.Errorf("%d audited undos, want 1 (the second had nothing to undo)", n)
+	}
+	if rec := b.do("GET", "/console/door/counts?show=x", nil, nil); rec.Code != http.StatusBadRequest {
+		t.Errorf("counts of show x: %d, want 400", rec.Code)
+	}
+	ops := env.login(access.RoleOps)
+	for _, path := range []string{"/console/shows/" + show + "/checkins", "/console/shows/" + show + "/checkins/live"} {
+		rec := ops.do("GET", path, nil, nil)
+		body := rec.Body.String()
+		for _, w := range []string{"2 of 3 tickets admitted (66%)", `<th scope="row">south</th><td class="num">2</td>`, "Arrivals per 15 minutes"} {
+			if rec.Code != http.StatusOK || !strings.Contains(body, w) {
+				t.Errorf("%s: %d, want %q in %.3000s", path, rec.Code, w, mainOf(body))
+			}
+		}
+	}
+	if rec := ops.do("GET", "/console/shows/"+show, nil, nil); !strings.Contains(rec.Body.String(), `/console/shows/`+show+`/checkins`) {
+		t.Error("the seat map page links no check-in page")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/checkin"
 	"seatflow/core/till"
 	"seatflow/web"
 )
@@ -177,6 +178,13 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	if err != nil || closed.CaseID == 0 {
 		t.Fatalf("close the ops shift short: %+v %v", closed, err)
 	}
+	// A ticket admitted at a gate: the show's check-in page has a gate and
+	// a quarter hour of arrivals.
+	admitted, err := checkin.New(a.app.DB, core.SystemClock{}, nil).Admit(t.Context(),
+		checkin.Request{OrderNo: paidNo, Gate: "north", Actor: "staff:a11y"})
+	if err != nil {
+		t.Fatalf("admit the paid order: %v", err)
+	}
 	pages := []a11yPage{
 		// First: every role, the door too, switches language here.
 		{"door", "/door", access.ActCheckin, "#door-code"},
@@ -191,6 +199,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"show-new", "/shows/new", access.ActShows, "main form"},
 		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},
 		{"best-rules", "/shows/" + show + "/best-available", access.ActShows, "#best-heat"},
+		{"checkins", fmt.Sprintf("/shows/%d/checkins", admitted.Order.ShowID), access.ActView, "#checkins-arrivals"},
 		{"show-edit", "/shows/" + show + "/edit", access.ActShows, "#show-edit-form"},
 		{"show-cancel", "/shows/" + show + "/cancel", access.ActShows, "#cancel-show-form"},
 		{"show-edit-draft", fmt.Sprintf("/shows/%d/edit", draft), access.ActShows, "#publish-show-form"},

@@ -90,6 +90,10 @@ type Store interface {
 	// no audit row and no error.
 	UndoTickets(ctx context.Context, orderNo string, seatIDs []string,
 		entry func([]Ticket) core.AuditEntry) ([]Ticket, error)
+	// Counts and Arrivals read a show's admissions (counts.go); Arrivals
+	// per gate and slot of time, slots starting at multiples of slot.
+	Counts(ctx context.Context, showID int64) (Counts, error)
+	Arrivals(ctx context.Context, showID int64, slot time.Duration) ([]Arrival, error)
 }
 
 // Request is one scan at a gate.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -97,4 +98,50 @@ func (db *DB) UndoTickets(ctx context.Context, orderNo string, seatIDs []string,
 		return addAudit(ctx, x, entry(undone))
 	})
 	return undone, err
+}
+
+// Counts reads a show's expected tickets (seats of its paid orders) and
+// those admitted, per gate.
+func (db *DB) Counts(ctx context.Context, showID int64) (checkin.Counts, error) {
+	c := checkin.Counts{ShowID: showID}
+	if err := db.r.GetContext(ctx, &c.Expected, `SELECT COUNT(*) FROM order_seat s
+ JOIN order_info o ON o.order_no = s.order_no WHERE s.show_id = ? AND o.status = ?`, showID, int(core.StatusPaid)); err != nil {
+		return c, dbErr(err, "expected tickets of show %d", showID)
+	}
+	var gates []struct {
+		Gate string `db:"checkin_gate"`
+		N    int    `db:"n"`
+	}
+	if err := db.r.SelectContext(ctx, &gates, `SELECT checkin_gate, COUNT(*) AS n FROM order_seat
+ WHERE show_id = ? AND checked_in_at <> 0 GROUP BY checkin_gate ORDER BY n DESC, checkin_gate`, showID); err != nil {
+		return c, dbErr(err, "admitted tickets of show %d", showID)
+	}
+	for _, g := range gates {
+		c.Gates = append(c.Gates, checkin.GateCount{Gate: g.Gate, Admitted: g.N})
+		c.Admitted += g.N
+	}
+	return c, nil
+}
+
+// Arrivals reads a show's admissions per gate and slot, oldest first.
+func (db *DB) Arrivals(ctx context.Context, showID int64, slot time.Duration) ([]checkin.Arrival, error) {
+	w := slot.Milliseconds()
+	if w <= 0 {
+		return nil, core.Invalidf("arrival slot %v: want a positive duration", slot)
+	}
+	var rows []struct {
+		Start int64  `db:"slot_start"`
+		Gate  string `db:"checkin_gate"`
+		N     int    `db:"n"`
+	}
+	if err := db.r.SelectContext(ctx, &rows, `SELECT checked_in_at - checked_in_at % ? AS slot_start, checkin_gate, COUNT(*) AS n
+ FROM order_seat WHERE show_id = ? AND checked_in_at <> 0 GROUP BY slot_start, checkin_gate ORDER BY slot_start, checkin_gate`,
+		w, showID); err != nil {
+		return nil, dbErr(err, "arrivals of show %d", showID)
+	}
+	out := make([]checkin.Arrival, len(rows))
+	for i, r := range rows {
+		out[i] = checkin.Arrival{Start: fromMS(r.Start), Gate: r.Gate, Admitted: r.N}
+	}
+	return out, nil
 }
