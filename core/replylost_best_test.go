@@ -66,7 +66,15 @@ func TestFaultChooseReplyLost(t *testing.T) {
 						if err != nil {
 							t.Errorf("the choose script itself failed: %v", err)
 						}
-						reply, _ = script.(*redis.Cmd).StringSlice()
+						// One reply per request of the batch: this one alone.
+						batch, _ := script.(*redis.Cmd).Slice()
+						if len(batch) == 1 {
+							items, _ := batch[0].([]any)
+							for _, v := range items {
+								s, _ := v.(string)
+								reply = append(reply, s)
+							}
+						}
 						if tc.cancelsCtx {
 							cancel()
 						}
