@@ -50,6 +50,12 @@ type apiError struct {
 	Msg        string      `json:"message"`
 	Seats      []string    `json:"seats"`
 	Left       []seatsLeft `json:"left"` // not_enough_seats: what is left per category
+	Detail     struct {
+		First *struct { // already_checked_in: the admitting scan
+			At   time.Time `json:"at"`
+			Gate string    `json:"gate"`
+		} `json:"first"`
+	} `json:"detail"`
 }
 
 func (e *apiError) Error() string {

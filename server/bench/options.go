@@ -19,12 +19,13 @@ import (
 
 // Scenarios accepted on the command line.
 const (
-	ScenarioPlace  = "place"
-	ScenarioExpire = "expire"
-	ScenarioPay    = "pay"
-	ScenarioLimits = "limits"
-	ScenarioRush   = "rush"
-	ScenarioAll    = "all"
+	ScenarioPlace   = "place"
+	ScenarioExpire  = "expire"
+	ScenarioPay     = "pay"
+	ScenarioLimits  = "limits"
+	ScenarioRush    = "rush"
+	ScenarioCheckin = "checkin"
+	ScenarioAll     = "all"
 )
 
 // Stacks under test.
@@ -72,6 +73,9 @@ type Options struct {
 	// BuyersMode is named, best or both: whether the rush's buyers name
 	// seats, ask for the best available (rushbest.go), or one rush of each.
 	BuyersMode string
+	// Checkin (checkin.go): Scans tickets scanned at the door, DupPairs
+	// of them twice at the same instant at two gates.
+	Scans, DupPairs int
 	// CPUProfile is where the server's CPU profile over place and pay goes
 	// (--cpu-profile, profile.go), taken for ProfileTime; empty: none.
 	CPUProfile  string
@@ -100,6 +104,9 @@ scenarios:
           against a fresh --seats show each, buying 1-4 seats they saw free, retrying
           on 409 and after Retry-After; goodput ratio, answer p99s, 5xx, /readyz worst;
           with --queue through the show's waiting room (not part of all)
+  checkin --scans tickets (4 to an order) scanned at 4 gates, on 2 instances of the server
+          on the real stack (1 embedded), --duplicates of them twice at the same instant
+          at two gates; scan answer p99 beside the raw DB commit p99 (not part of all)
 
 flags:
 `
@@ -147,6 +154,8 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.StringVar(&o.Queue, "queue", QueueOff, "rush: through the show's waiting room: off, on or both")
 	fs.StringVar(&o.BuyersMode, "buyers-mode", BuyersNamed, "rush: buyers name seats they saw free (named), ask for 1-4 seats best_available (best),\n"+
 		"or one rush of each (both), the best-available one reported beside the named one")
+	fs.IntVar(&o.Scans, "scans", 20000, "checkin: tickets scanned (4 to an order)")
+	fs.IntVar(&o.DupPairs, "duplicates", 200, "checkin: tickets scanned twice at the same instant, at two gates")
 	fs.IntVar(&o.Joins, "joins", 100000, "rush with --queue: joins of the joins phase")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 
@@ -209,14 +218,18 @@ func parseModes(v, stack string) ([]core.DelayMode, error) {
 func (o Options) validate() error {
 	switch o.Scenario {
 	case ScenarioPlace, ScenarioExpire, ScenarioPay, ScenarioLimits, ScenarioAll:
+	case ScenarioCheckin:
+		if o.Scans <= 0 || o.DupPairs < 0 || o.DupPairs > o.Scans {
+			return fmt.Errorf("bench: --scans %d, --duplicates %d: want scans > 0 and 0 ≤ duplicates ≤ scans", o.Scans, o.DupPairs)
+		}
 	case ScenarioRush:
 		if err := o.validateRush(); err != nil {
 			return err
 		}
 	case "":
-		return errors.New("bench: name a scenario: place, expire, pay, limits, all or rush")
+		return errors.New("bench: name a scenario: place, expire, pay, limits, all, rush or checkin")
 	default:
-		return fmt.Errorf("bench: unknown scenario %q: want place, expire, pay, limits, all or rush", o.Scenario)
+		return fmt.Errorf("bench: unknown scenario %q: want place, expire, pay, limits, all, rush or checkin", o.Scenario)
 	}
 	if o.Stack != StackEmbedded && o.Stack != StackReal {
 		return fmt.Errorf("bench: --stack %q: want embedded or real", o.Stack)

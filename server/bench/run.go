@@ -111,6 +111,13 @@ func runScenarios(ctx context.Context, o Options, getenv func(string) string, p 
 	if o.Scenario == ScenarioRush {
 		return runRushScenario(ctx, o, getenv, p, rep)
 	}
+	if o.Scenario == ScenarioCheckin {
+		res, err := runCheckin(ctx, o, getenv, p)
+		rep.Details["checkin"] = res
+		rep.noteFailures("checkin scans", res.Scan)
+		rep.Rows = append(rep.Rows, checkinRows(o.stackLabel(), res)...)
+		return err
+	}
 	if wants(o, ScenarioLimits, ScenarioPlace, ScenarioPay) {
 		if err := runMain(ctx, o, getenv, p, rep); err != nil {
 			return err
