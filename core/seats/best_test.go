@@ -306,20 +306,7 @@ func TestChooseAndLockMatchesReference(t *testing.T) {
 func checkCase(t *testing.T, s *subject, show int64, c bestCase) (failed bool) {
 	t.Helper()
 	ctx := context.Background()
-	var holds []core.SeatHold
-	for _, id := range c.taken {
-		holds = append(holds, core.SeatHold{SeatID: id, State: core.SeatSold, OrderNo: "other", UserID: 9, LockedAt: t0})
-	}
-	var blocks []core.SeatBlock
-	for _, id := range c.blocked {
-		blocks = append(blocks, core.SeatBlock{SeatID: id, Reason: core.BlockHouse, BlockedAt: t0})
-	}
-	if err := s.Replace(ctx, show, holds); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ReplaceBlocks(ctx, show, blocks); err != nil {
-		t.Fatal(err)
-	}
+	setUpCase(t, s, show, c)
 	idx := core.BuildSeatIndex(c.plan, c.rules)
 	notFree := map[string]bool{}
 	// A first choice: the store learns the rows it read, and what follows

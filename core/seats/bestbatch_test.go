@@ -166,7 +166,7 @@ func answer(c *bestCall, show int64) string {
 }
 
 // setUpCase gives show the taken and blocked seats of c.
-func setUpCase(t *testing.T, s *Store, show int64, c bestCase) {
+func setUpCase(t *testing.T, s Interface, show int64, c bestCase) {
 	t.Helper()
 	ctx := context.Background()
 	var holds []core.SeatHold
