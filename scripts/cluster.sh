@@ -251,7 +251,7 @@ logs_of() {
 # wait_host HOST WHAT CHECK...: wait_for of services.sh for HOST's process and logs.
 wait_host() {
     local h=$1 what=$2; shift 2
-    wait_for "$h ($what)" "$(pidfile "$h")" "$(pattern "$h")" "$(logs_of "$h")" "$@"
+    wait_for "$h ($what)" "$(pidfile "$h")" "$(logs_of "$h")" "$@"
 }
 
 rcli() { local h=$1; shift; redis-cli -h "${IP[$h]}" -p "$(redis_port "$h")" "$@"; }

@@ -133,14 +133,16 @@ stop_pid() {
     log "$name: stopped (pid $pid) in $(since "$t0")"
 }
 
-# wait_for NAME PIDFILE PATTERN 'LOG...' CHECK...: poll CHECK until it succeeds; fail with the logs
-# if the process dies or TIMEOUT passes.
+# wait_for NAME PIDFILE 'LOG...' CHECK...: poll CHECK until it succeeds; fail with the logs
+# if the process dies or TIMEOUT passes. Only whether the pid started just now is alive is asked:
+# its command line is no proof while it starts (redis-server rewrites it to set its title, and a
+# read in between once found it without the pattern, failing a start that went on to be ready).
 wait_for() {
-    local name=$1 pidfile=$2 pattern=$3 logs=$4; shift 4
+    local name=$1 pidfile=$2 logs=$3; shift 3
     local deadline=$((SECONDS + TIMEOUT))
     # shellcheck disable=SC2086 # logs is a space-separated list of paths without spaces
     until "$@" >/dev/null 2>&1; do
-        if [[ -n $pidfile ]] && ! pid_of "$pidfile" "$pattern" >/dev/null; then
+        if [[ -n $pidfile ]] && ! alive "$(tr -dc '0-9' <"$pidfile" 2>/dev/null)"; then
             fail "$name exited during startup" $logs
         fi
         if ((SECONDS >= deadline)); then
@@ -277,7 +279,7 @@ mariadb_up() {
         rm -f "$DB_SOCK"
         start_bg "$DB_PID" "$DB_OUT" "$(mariadbd_bin)" --defaults-file="$DB_CNF"
     fi
-    wait_for mariadb "$DB_PID" "$DB_CNF" "$DB_LOG $DB_OUT" db_ping
+    wait_for mariadb "$DB_PID" "$DB_LOG $DB_OUT" db_ping
     # Idempotent provisioning. GRANT ALL ON *.*: tests create and drop their own seatflow_test*
     # databases; acceptable for a loopback-only throwaway instance.
     db_root <<'SQL' || fail "mariadb: provisioning failed" "$DB_LOG"
@@ -316,7 +318,7 @@ redis_up() {
             --protected-mode yes --save '' --appendonly no --daemonize no \
             --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" --dir "$REDIS_DIR"
     fi
-    wait_for redis "$REDIS_PID" redis-server "$REDIS_LOG $REDIS_DIR/redis.out" redis_ping
+    wait_for redis "$REDIS_PID" "$REDIS_LOG $REDIS_DIR/redis.out" redis_ping
     log "redis: ready on $HOST:$REDIS_PORT (pid $(pid_of "$REDIS_PID" redis-server)) in $(since "$t0")"
 }
 
@@ -421,7 +423,7 @@ namesrv_start() {
     rmq_java "$NS_DIR" rmq.namesrv.logback.xml
     ROCKETMQ_HOME=$NS_DIR start_bg "$NS_PID" "$NS_OUT" "${RMQ_CMD[@]}" \
         org.apache.rocketmq.namesrv.NamesrvStartup -c "$NS_CONF"
-    wait_for rocketmq-namesrv "$NS_PID" "$NS_CONF" "$NS_OUT $NS_DIR/logs/rocketmqlogs/namesrv.log" ns_ready
+    wait_for rocketmq-namesrv "$NS_PID" "$NS_OUT $NS_DIR/logs/rocketmqlogs/namesrv.log" ns_ready
     log "rocketmq-namesrv: ready on $NAMESRV (pid $(pid_of "$NS_PID" "$NS_CONF")) in $(since "$t0")"
 }
 
@@ -443,10 +445,10 @@ broker_start() {
             org.apache.rocketmq.broker.BrokerStartup -c "$BK_CONF"
     fi
     local logs="$BK_OUT $BK_DIR/logs/rocketmqlogs/broker.log"
-    wait_for rocketmq-broker "$BK_PID" "$BK_CONF" "$logs" bk_booted
+    wait_for rocketmq-broker "$BK_PID" "$logs" bk_booted
     log "rocketmq-broker: booted in $(since "$t0"); checking registration, topic route and a send"
     # After a restart on a kept store the first registration can take ~10 s (periodic register).
-    wait_for "rocketmq-broker registration with the name server" "$BK_PID" "$BK_CONF" "$logs" bk_registered
+    wait_for "rocketmq-broker registration with the name server" "$BK_PID" "$logs" bk_registered
     log "rocketmq-broker: registered with the name server"
     # A fresh store has no topics; a kept one usually has both (then one route lookup each).
     if [[ $mode == fresh ]] || ! topic_routed "$APP_TOPIC"; then topic_create "$APP_TOPIC" 4; fi
