@@ -1,6 +1,6 @@
 -- Chooses seats by the best-available rules (core/bestseats.go, whose
 -- ChooseBest is the same choice in Go) and locks them as lock.lua does,
--- in one step, for a batch of requests one after the other (best.go
+-- in one step, for a batch of requests one after the other (bestbatch.go
 -- gathers the concurrent ones of a show): the rows read, the walk of the
 -- row order and the learning of bounds are shared by the batch.
 -- KEYS[1] seats hash, KEYS[2] limit hash, KEYS[3] blocked hash,
