@@ -22,21 +22,8 @@ import (
 // Lock and Release of 4 named seats on the same store: the yardstick the
 // script's cost is read against.
 func BenchmarkChooseAndLock20000(b *testing.B) {
-	var plan []core.Seat
-	for r := 1; r <= 200; r++ {
-		for c := 1; c <= 100; c++ {
-			plan = append(plan, core.Seat{SeatID: "r" + strconv.Itoa(r) + "c" + strconv.Itoa(c), Row: r, Col: c,
-				Category: "A", X: c, Y: r, AisleAfter: c%20 == 0})
-		}
-	}
-	idx := core.BuildSeatIndex(plan, core.BestRules{})
-	stores := []struct {
-		name string
-		s    func(b *testing.B) *subject
-	}{
-		{"memory", func(*testing.B) *subject { return memorySubject(NewMemory()) }},
-		{"redis", func(b *testing.B) *subject { return redisSubject(dial(b, testenv.Redis(b))) }},
-	}
+	plan, idx := arena20000()
+	stores := benchStores()
 	for _, st := range stores {
 		b.Run(st.name+"/lock4", func(b *testing.B) {
 			s := st.s(b)
@@ -93,21 +80,8 @@ func BenchmarkChooseAndLock20000(b *testing.B) {
 // reports the machine time per choice and the slowest choice (a round
 // trip on Redis), the late sale being where best.lua reads the most rows.
 func BenchmarkChooseAndLockSellOut(b *testing.B) {
-	var plan []core.Seat
-	for r := 1; r <= 200; r++ {
-		for c := 1; c <= 100; c++ {
-			plan = append(plan, core.Seat{SeatID: "r" + strconv.Itoa(r) + "c" + strconv.Itoa(c), Row: r, Col: c,
-				Category: "A", X: c, Y: r, AisleAfter: c%20 == 0})
-		}
-	}
-	idx := core.BuildSeatIndex(plan, core.BestRules{})
-	stores := []struct {
-		name string
-		s    func(b *testing.B) *subject
-	}{
-		{"memory", func(*testing.B) *subject { return memorySubject(NewMemory()) }},
-		{"redis", func(b *testing.B) *subject { return redisSubject(dial(b, testenv.Redis(b))) }},
-	}
+	_, idx := arena20000()
+	stores := benchStores()
 	for _, st := range stores {
 		for _, clients := range []int{1, 64} {
 			b.Run(fmt.Sprintf("%s/clients=%d", st.name, clients), func(b *testing.B) {
@@ -160,4 +134,31 @@ func sellOut(b *testing.B, s *subject, show int64, idx *core.SeatIndex, clients 
 		})
 	}
 	wg.Wait()
+}
+
+// arena20000 is the benchmarks' show and its index: 200 rows of 100
+// seats, an aisle every 20.
+func arena20000() ([]core.Seat, *core.SeatIndex) {
+	var plan []core.Seat
+	for r := 1; r <= 200; r++ {
+		for c := 1; c <= 100; c++ {
+			plan = append(plan, core.Seat{SeatID: "r" + strconv.Itoa(r) + "c" + strconv.Itoa(c), Row: r, Col: c,
+				Category: "A", X: c, Y: r, AisleAfter: c%20 == 0})
+		}
+	}
+	return plan, core.BuildSeatIndex(plan, core.BestRules{})
+}
+
+// benchStore is a seat store the benchmarks run on.
+type benchStore struct {
+	name string
+	s    func(b *testing.B) *subject
+}
+
+// benchStores are the in-process store and real Redis.
+func benchStores() []benchStore {
+	return []benchStore{
+		{"memory", func(*testing.B) *subject { return memorySubject(NewMemory()) }},
+		{"redis", func(b *testing.B) *subject { return redisSubject(dial(b, testenv.Redis(b))) }},
+	}
 }
