@@ -94,29 +94,18 @@ func runCheckin(ctx context.Context, o Options, getenv func(string) string, p *p
 
 // runCheckinScans sells o.Scans tickets and scans them through apis.
 func runCheckinScans(ctx context.Context, o Options, s *stack, apis []*apiClient, p *progress) (checkinResult, error) {
-	const perOrder, cols = 4, 100
+	const perOrder = 4
 	orders := (o.Scans + perOrder - 1) / perOrder
 	res := checkinResult{Tickets: orders * perOrder, Instances: len(apis), Pairs: o.DupPairs}
-	show, plan, err := s.newShow(ctx, (res.Tickets+cols-1)/cols, cols)
+	first := make([]int, orders+1)
+	for i := range first {
+		first[i] = i * perOrder
+	}
+	show, plan, placed, place, err := placeConsecutive(ctx, o, s, p, "checkin", first)
 	if err != nil {
 		return res, err
 	}
-	type order struct {
-		no     string
-		amount int64
-	}
-	placed := make([]order, orders)
-	res.Place = runLoad(ctx, loadSpec{Label: fmt.Sprintf("checkin: place %d orders", orders), Clients: o.Clients,
-		Ops: int64(orders), Duration: o.MaxTime, MaxErrors: 1}, p,
-		func(ctx context.Context, i int64) (string, error) {
-			var seats []string
-			for _, st := range plan[i*perOrder : (i+1)*perOrder] {
-				seats = append(seats, st.SeatID)
-			}
-			pl, err := s.api.place(ctx, i+1, show.ID, seats)
-			placed[i] = order{pl.OrderNo, pl.AmountCents}
-			return "ok", err
-		})
+	res.Place = place
 	if err := res.Place.failure(); err != nil || res.Place.Errors > 0 {
 		return res, fmt.Errorf("checkin: place: %v %s", err, res.Place.FirstErr)
 	}
@@ -255,23 +244,10 @@ func (s *stack) startSecondInstance(ctx context.Context, o Options) (*apiClient,
 		}
 		return nil
 	}
-	wait, cancel := context.WithTimeout(ctx, readyWait)
-	defer cancel()
-	for {
-		rctx, rcancel := context.WithTimeout(wait, 5*time.Second)
-		err := api.ready(rctx)
-		rcancel()
-		if err == nil {
-			return api, stop, nil
-		}
-		select {
-		case <-c.done:
-			return nil, nil, errors.Join(fmt.Errorf("second instance exited before it was ready: %v\n%s", c.waitErr, c.logTail()), stop())
-		case <-wait.Done():
-			return nil, nil, errors.Join(fmt.Errorf("second instance not ready after %v: %v\n%s", readyWait, err, c.logTail()), stop())
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := waitReady(ctx, api, c); err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("second instance: %w", err), stop())
 	}
+	return api, stop, nil
 }
 
 // checkinRows turns the checkin scenario into table rows.

@@ -61,27 +61,11 @@ func runPay(ctx context.Context, o Options, s *stack, p *progress) (payResult, e
 	for i := range o.PayOrders {
 		first[i+1] = first[i] + 1 + i%4
 	}
-	const cols = 100
-	show, plan, err := s.newShow(ctx, (first[o.PayOrders]+cols-1)/cols, cols)
+	show, _, orders, place, err := placeConsecutive(ctx, o, s, p, "pay", first)
 	if err != nil {
 		return res, err
 	}
-	type order struct {
-		no     string
-		amount int64
-	}
-	orders := make([]order, o.PayOrders)
-	res.Place = runLoad(ctx, loadSpec{Label: fmt.Sprintf("pay: place %d orders", o.PayOrders), Clients: o.Clients,
-		Ops: int64(o.PayOrders), Duration: o.MaxTime, MaxErrors: 1}, p,
-		func(ctx context.Context, i int64) (string, error) {
-			var seats []string
-			for _, st := range plan[first[i]:first[i+1]] {
-				seats = append(seats, st.SeatID)
-			}
-			pl, err := s.api.place(ctx, i+1, show.ID, seats)
-			orders[i] = order{pl.OrderNo, pl.AmountCents}
-			return "ok", err
-		})
+	res.Place = place
 	if err := res.Place.failure(); err != nil {
 		return res, fmt.Errorf("pay: place: %w", err)
 	}
@@ -123,6 +107,37 @@ func runPay(ctx context.Context, o Options, s *stack, p *progress) (payResult, e
 			res.Pay.Outcomes, res.PaidInDB, res.Payments, o.PayOrders, dups)
 	}
 	return res, nil
+}
+
+// placedOrder is an order a phase placed.
+type placedOrder struct {
+	no     string
+	amount int64
+}
+
+// placeConsecutive creates a show of rows of 100 seats and places order i
+// on its seats first[i] to first[i+1]-1, for a user of its own: no order
+// meets another. label names the scenario in the progress.
+func placeConsecutive(ctx context.Context, o Options, s *stack, p *progress, label string, first []int) (core.Show, []core.Seat, []placedOrder, loadResult, error) {
+	const cols = 100
+	n := len(first) - 1
+	show, plan, err := s.newShow(ctx, (first[n]+cols-1)/cols, cols)
+	if err != nil {
+		return show, nil, nil, loadResult{}, err
+	}
+	orders := make([]placedOrder, n)
+	r := runLoad(ctx, loadSpec{Label: fmt.Sprintf("%s: place %d orders", label, n), Clients: o.Clients,
+		Ops: int64(n), Duration: o.MaxTime, MaxErrors: 1}, p,
+		func(ctx context.Context, i int64) (string, error) {
+			var seats []string
+			for _, st := range plan[first[i]:first[i+1]] {
+				seats = append(seats, st.SeatID)
+			}
+			pl, err := s.api.place(ctx, i+1, show.ID, seats)
+			orders[i] = placedOrder{pl.OrderNo, pl.AmountCents}
+			return "ok", err
+		})
+	return show, plan, orders, r, nil
 }
 
 // payRows turns the pay scenario into table rows.

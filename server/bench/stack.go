@@ -224,22 +224,26 @@ func (s *stack) stopServer() error {
 }
 
 // waitReady polls /readyz until it answers 200, the child exits or readyWait passes.
-func (s *stack) waitReady(ctx context.Context) error {
+func (s *stack) waitReady(ctx context.Context) error { return waitReady(ctx, s.api, s.child) }
+
+// waitReady polls c's /readyz until it answers 200, the child serving it
+// exits or readyWait passes.
+func waitReady(ctx context.Context, api *apiClient, c *child) error {
 	ctx, cancel := context.WithTimeout(ctx, readyWait)
 	defer cancel()
 	var last error
 	for {
 		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-		last = s.api.ready(rctx)
+		last = api.ready(rctx)
 		rcancel()
 		if last == nil {
 			return nil
 		}
 		select {
-		case <-s.child.done:
-			return fmt.Errorf("seatflow serve exited before it was ready: %v\n%s", s.child.waitErr, s.child.logTail())
+		case <-c.done:
+			return fmt.Errorf("seatflow serve exited before it was ready: %v\n%s", c.waitErr, c.logTail())
 		case <-ctx.Done():
-			return fmt.Errorf("seatflow serve not ready after %v: %v\n%s", readyWait, last, s.child.logTail())
+			return fmt.Errorf("seatflow serve not ready after %v: %v\n%s", readyWait, last, c.logTail())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
