@@ -116,6 +116,12 @@ func (bb *boxOfficeBrowser) createGridShow(name string, rows, perRow int) int64 
 		"price_categories":[{"code":"STD","name":"Standard","price_cents":2500}],
 		"grid":{"rows":%d,"seats_per_row":%d,"category":"STD"}}`,
 		name, time.Now().Add(72*time.Hour).UTC().Format(time.RFC3339), rows, perRow)
+	return bb.postShow(name, body)
+}
+
+// postShow creates the show of body (POST /api/v1/shows) and returns its id.
+func (bb *boxOfficeBrowser) postShow(name, body string) int64 {
+	bb.t.Helper()
 	rec := bb.a.do("POST", "/api/v1/shows", body)
 	if rec.Code != 201 {
 		bb.t.Fatalf("create show %s: %d %s", name, rec.Code, rec.Body)

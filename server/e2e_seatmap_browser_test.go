@@ -193,15 +193,7 @@ func (bb *boxOfficeBrowser) createSectionedShow(name string) int64 {
 	body := fmt.Sprintf(`{"name":%q,"venue":"Opera","starts_at":%q,"currency":"EUR",
 		"price_categories":[{"code":"STD","name":"Standard","price_cents":2500},{"code":"VIP","name":"Balcony","price_cents":6000}],
 		"seats":[%s]}`, name, time.Now().Add(72*time.Hour).UTC().Format(time.RFC3339), strings.Join(seats, ","))
-	rec := bb.a.do("POST", "/api/v1/shows", body)
-	if rec.Code != 201 {
-		bb.t.Fatalf("create show %s: %d %s", name, rec.Code, rec.Body)
-	}
-	id, ok := decode(bb.t, rec)["id"].(float64)
-	if !ok {
-		bb.t.Fatalf("create show %s: no id in %s", name, rec.Body)
-	}
-	return int64(id)
+	return bb.postShow(name, body)
 }
 
 // seatShape is what a seat's computed style shows besides its colours.
