@@ -253,6 +253,22 @@ func (failingReleaseSold) ReleaseSold(context.Context, int64, string, []string) 
 	return 0, errors.New("injected: redis down")
 }
 
+// refundsReleaseFailing is refunds through an engine whose seat store's
+// ReleaseSold fails, over the fixture's store, queue and clock.
+func (f *refundFixture) refundsReleaseFailing(t *testing.T, st *stacktest.Stack) *core.Refunds {
+	t.Helper()
+	broken, err := core.NewEngine(core.Config{HoldTTL: f.eng.Config().HoldTTL, Delay: core.DefaultDelayPolicy()},
+		core.Deps{Store: st.DB, Seats: failingReleaseSold{st.Seats}, Queue: st.Queue, Clock: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refunds, err := core.NewRefunds(broken, st.DB, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return refunds
+}
+
 // TestRefundReleaseFailure: the refund commits although its seat-store step
 // fails; the seats stay sold to the refunded order until reconcile's
 // refunded_sold check frees them (after the grace period), and then the
@@ -263,15 +279,7 @@ func TestRefundReleaseFailure(t *testing.T) {
 		f := newRefundFixture(t, st, 0, core.Config{})
 		o := f.paid(t, 1, "A-1", "A-2")
 
-		broken, err := core.NewEngine(core.Config{HoldTTL: f.eng.Config().HoldTTL, Delay: core.DefaultDelayPolicy()},
-			core.Deps{Store: st.DB, Seats: failingReleaseSold{st.Seats}, Queue: st.Queue, Clock: f.clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		refunds, err := core.NewRefunds(broken, st.DB, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		refunds := f.refundsReleaseFailing(t, st)
 		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: o.OrderNo, Reason: "r", Actor: "api"}); err != nil {
 			t.Fatalf("refund with a failing seat store: %v", err)
 		}

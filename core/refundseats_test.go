@@ -171,15 +171,7 @@ func TestRefundSeatsReleaseFailure(t *testing.T) {
 		ctx := context.Background()
 		f := newRefundFixture(t, st, 0, core.Config{})
 		o := f.paid(t, 1, "A-1", "A-2")
-		broken, err := core.NewEngine(core.Config{HoldTTL: f.eng.Config().HoldTTL, Delay: core.DefaultDelayPolicy()},
-			core.Deps{Store: st.DB, Seats: failingReleaseSold{st.Seats}, Queue: st.Queue, Clock: f.clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		refunds, err := core.NewRefunds(broken, st.DB, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		refunds := f.refundsReleaseFailing(t, st)
 		if _, err := refunds.Refund(ctx, core.RefundRequest{OrderNo: o.OrderNo, Reason: "r", Actor: "api",
 			SeatIDs: []string{"A-1"}}); err != nil {
 			t.Fatalf("partial refund with a failing seat store: %v", err)
