@@ -95,7 +95,12 @@ st() ( # in $work, where it keeps its own files
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,positive_data_acceptance \
     --workers 2 --no-color --seed "$seed" --generation-database none "$@"
 )
-seed="${ST_SEED:-$RANDOM}"
+# A fixed seed by default: with some seeds (8301 among them) CPython
+# 3.11.7's "AST constructor recursion depth mismatch" crashes hypothesis
+# inside schemathesis's coverage phase (a Runtime Error on
+# POST /reconcile/runs, nothing the server answered), failing CI at random.
+# ST_SEED explores other cases.
+seed="${ST_SEED:-14995}"
 status=0
 # First the stateful runs alone, without POST /shows/{id}/cancel: it takes
 # the demo show off sale at once (the fuzzer tries id 1 early), and every
