@@ -80,6 +80,23 @@ class GatewaySignature(requests.auth.AuthBase):
         r.headers["X-SeatFlow-Signature"] = hmac.new(SECRET, ts.encode() + b"." + body, hashlib.sha256).hexdigest()
         return r
 
+# CPython 3.11.7's AST constructor can raise SystemError "AST constructor
+# recursion depth mismatch" when hypothesis parses a lambda's source only
+# to describe it (this machine has 3.11.7). The description is cosmetic:
+# fall back to hypothesis's own "<unknown>" body instead of failing the
+# operation being tested.
+from hypothesis.internal import lambda_sources
+
+_describe_lambda = lambda_sources._lambda_description
+
+def _describe_lambda_or_unknown(f, *args, **kwargs):
+    try:
+        return _describe_lambda(f, *args, **kwargs)
+    except SystemError:
+        return "lambda: <unknown>"
+
+lambda_sources._lambda_description = _describe_lambda_or_unknown
+
 @schemathesis.hook
 def before_call(ctx, case, kwargs):
     if case.operation.path == "/payments/callback":
@@ -95,11 +112,8 @@ st() ( # in $work, where it keeps its own files
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,positive_data_acceptance \
     --workers 2 --no-color --seed "$seed" --generation-database none "$@"
 )
-# A fixed seed by default: with some seeds (8301 among them) CPython
-# 3.11.7's "AST constructor recursion depth mismatch" crashes hypothesis
-# inside schemathesis's coverage phase (a Runtime Error on
-# POST /reconcile/runs, nothing the server answered), failing CI at random.
-# ST_SEED explores other cases.
+# A fixed seed by default, so CI runs the same cases each time; ST_SEED
+# explores others.
 seed="${ST_SEED:-14995}"
 status=0
 # First the stateful runs alone, without POST /shows/{id}/cancel: it takes
