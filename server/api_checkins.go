@@ -78,3 +78,46 @@ func (s *Server) handleUndoCheckin(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, out)
 }
+
+type syncCheckinsRequest struct {
+	Gate   string                `json:"gate"`
+	ShowID int64                 `json:"show_id"` // optional: the show this gate admits to
+	Scans  []checkin.OfflineScan `json:"scans"`
+}
+
+type syncCheckinsResponse struct {
+	Results []checkin.Synced `json:"results"`
+}
+
+// handleTicketList is a show's ticket list for an offline gate: codes as
+// salted hashes, seats, state and admissions (core/checkin/offline.go).
+func (s *Server) handleTicketList(c echo.Context) error {
+	id, err := showID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.engine.Store().Show(ctx, id); err != nil {
+		return err
+	}
+	l, err := s.checkins.List(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, l)
+}
+
+// handleSyncCheckins records what an offline gate admitted: 200 with one
+// result per scan (admitted, double_entry with its case, not_valid).
+func (s *Server) handleSyncCheckins(c echo.Context) error {
+	var req syncCheckinsRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	res, err := s.checkins.Sync(c.Request().Context(), checkin.SyncRequest{Gate: req.Gate, ShowID: req.ShowID,
+		Actor: apiActor(c), Scans: req.Scans})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, syncCheckinsResponse{Results: res})
+}

@@ -3,9 +3,12 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"seatflow/core/access"
+	"seatflow/core/checkin"
 )
 
 // TestAPICheckins walks one ticket through the door over HTTP, in order:
@@ -87,5 +90,64 @@ func reason(want string) func(t *testing.T, b map[string]any) {
 		if got := b["error"].(map[string]any)["detail"].(map[string]any)["reason"]; got != want {
 			t.Errorf("reason %v, want %s", got, want)
 		}
+	}
+}
+
+// TestAPIOfflineGate: a gate downloads its show's list (codes only as
+// salted hashes), then sends what it admitted offline; a second gate's
+// scan of the same ticket is a double_entry with its case.
+func TestAPIOfflineGate(t *testing.T) {
+	a := newTestApp(t)
+	paid := a.place(1, "A-1")
+	no, code := paid["order_no"].(string), paid["code"].(string)
+	if rec := a.pay(fmt.Sprintf(`{"order_no":%q,"txn_id":"T-O1","amount_cents":%v}`, no, paid["amount_cents"])); rec.Code != http.StatusOK {
+		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
+	}
+	_, door := a.addKey("offline door", access.ScopeCheckin)
+	_, sales := a.addKey("storefront", access.ScopeOrdersRead)
+	auth := []string{"Authorization", "Bearer " + door}
+	rec := a.do("GET", fmt.Sprintf("/api/v1/shows/%d/tickets", a.show.ID), "", auth...)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("ticket list: %d %s", rec.Code, rec.Body)
+	}
+	l := decode(t, rec)
+	tickets := l["tickets"].([]any)
+	if len(tickets) != 1 || strings.Contains(rec.Body.String(), code) {
+		t.Fatalf("list %s: want one ticket, its code not in it", rec.Body)
+	}
+	if tk := tickets[0].(map[string]any); tk["hash"] != checkin.CodeHash(l["salt"].(string), code) || tk["state"] != "valid" {
+		t.Fatalf("ticket %v: want the hash of code %s under salt %v, valid", tk, code, l["salt"])
+	}
+	at := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	for _, step := range []struct {
+		name, method, path, body string
+		header                   []string
+		status                   int
+		code, result             string
+	}{
+		{"east admitted offline", "POST", "/api/v1/checkins/sync",
+			fmt.Sprintf(`{"gate":"east","scans":[{"id":"00000000000000e1","code":%q,"at":%q}]}`, code, at), auth, 200, "", "admitted"},
+		{"west let it in too", "POST", "/api/v1/checkins/sync",
+			fmt.Sprintf(`{"gate":"west","scans":[{"id":"00000000000000f1","code":%q,"at":%q}]}`, code, at), auth, 200, "", "double_entry"},
+		{"a scan from the future", "POST", "/api/v1/checkins/sync",
+			fmt.Sprintf(`{"gate":"west","scans":[{"id":"00000000000000f2","code":%q,"at":"2999-01-01T00:00:00Z"}]}`, code), auth, 400, "invalid_request", ""},
+		{"no such show", "GET", "/api/v1/shows/999999/tickets", "", auth, 404, "show_not_found", ""},
+		{"a key without the checkin scope", "GET", fmt.Sprintf("/api/v1/shows/%d/tickets", a.show.ID), "",
+			[]string{"Authorization", "Bearer " + sales}, 403, "insufficient_scope", ""},
+	} {
+		rec := a.do(step.method, step.path, step.body, step.header...)
+		if rec.Code != step.status || (step.code != "" && errorCode(t, rec) != step.code) {
+			t.Fatalf("%s: %d %s, want %d %s", step.name, rec.Code, rec.Body, step.status, step.code)
+		}
+		if step.result == "" {
+			continue
+		}
+		r := decode(t, rec)["results"].([]any)[0].(map[string]any)
+		if r["result"] != step.result || (step.result == "double_entry") != (r["case_id"] != nil) {
+			t.Fatalf("%s: %v, want %s (a case only for a double entry)", step.name, r, step.result)
+		}
+	}
+	if n := a.count("discrepancy WHERE kind = 'double_entry'"); n != 1 {
+		t.Errorf("%d double_entry cases, want 1", n)
 	}
 }

@@ -45,6 +45,8 @@ var routeScopes = map[string]access.Scope{
 	"POST /api/v1/orders/:order_no/refund": access.ScopeRefunds,
 	"POST /api/v1/checkins":                access.ScopeCheckin,
 	"POST /api/v1/checkins/undo":           access.ScopeCheckin,
+	"POST /api/v1/checkins/sync":           access.ScopeCheckin,
+	"GET /api/v1/shows/:id/tickets":        access.ScopeCheckin,
 	"GET /api/v1/reconcile/runs":           access.ScopeReconcile,
 	"POST /api/v1/reconcile/runs":          access.ScopeReconcile,
 }

@@ -87,6 +87,8 @@ func (s *Server) routes() {
 	// Door scans (api_checkins.go).
 	api.POST("/checkins", s.handleCheckin, mw...)
 	api.POST("/checkins/undo", s.handleUndoCheckin, mw...)
+	api.POST("/checkins/sync", s.handleSyncCheckins, mw...)
+	api.GET("/shows/:id/tickets", s.handleTicketList, mw...)
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes
 		api.GET("/reconcile/runs", s.handleReconcileRuns, mw...)

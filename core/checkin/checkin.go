@@ -94,6 +94,11 @@ type Store interface {
 	// per gate and slot of time, slots starting at multiples of slot.
 	Counts(ctx context.Context, showID int64) (Counts, error)
 	Arrivals(ctx context.Context, showID int64, slot time.Duration) ([]Arrival, error)
+	// TicketRows reads the seats of a show's paid and refunded orders for
+	// its offline list, by order number and seat; OpenCase inserts a case
+	// (a repeat of its txn id and kind changes nothing) and returns its id.
+	TicketRows(ctx context.Context, showID int64) ([]ListRow, error)
+	OpenCase(ctx context.Context, d core.Discrepancy) (int64, error)
 }
 
 // Request is one scan at a gate.
@@ -145,8 +150,8 @@ type Desk struct {
 // every result at 0.
 func New(s Store, clock core.Clock, reg prometheus.Registerer) *Desk {
 	results := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "seatflow_checkins_total",
-		Help: "Ticket scans at the door, by result: admitted, already_checked_in, not_valid."}, []string{"result"})
-	for _, r := range []string{ResultAdmitted, ResultAlreadyCheckedIn, ResultNotValid} {
+		Help: "Ticket scans at the door, by result: admitted, already_checked_in, not_valid, and double_entry (an offline gate's)."}, []string{"result"})
+	for _, r := range []string{ResultAdmitted, ResultAlreadyCheckedIn, ResultNotValid, ResultDoubleEntry} {
 		results.WithLabelValues(r)
 	}
 	if reg != nil {
@@ -175,21 +180,42 @@ func (d *Desk) admit(ctx context.Context, r Request) (Admission, error) {
 	if err != nil {
 		return Admission{}, err
 	}
-	o, err := d.order(ctx, r.Code, r.OrderNo)
+	o, seats, err := d.ticket(ctx, r.Code, r.OrderNo, r.SeatIDs, r.ShowID)
 	if err != nil {
-		return Admission{}, err
-	}
-	seats, err := pick(o, r.SeatIDs)
-	if err != nil {
-		return Admission{}, err
-	}
-	if err := valid(o, r.ShowID); err != nil {
 		return Admission{}, err
 	}
 	scan := Scan{OrderNo: o.OrderNo, SeatIDs: seats, Gate: gate, Actor: r.Actor, At: d.clock.Now().UTC(), ID: newScanID()}
+	a, first, err := d.apply(ctx, o, scan, r.ShowID)
+	if err != nil || len(a.Seats) > 0 {
+		return a, err
+	}
+	return Admission{}, refuse(ErrAlreadyCheckedIn, Refusal{OrderNo: o.OrderNo, ShowID: o.ShowID, Seats: seats, First: first})
+}
+
+// ticket resolves a scan to its order and the seats it asks for, or a
+// not_valid refusal.
+func (d *Desk) ticket(ctx context.Context, code, orderNo string, seatIDs []string, showID int64) (core.Order, []string, error) {
+	o, err := d.order(ctx, code, orderNo)
+	if err != nil {
+		return core.Order{}, nil, err
+	}
+	seats, err := pick(o, seatIDs)
+	if err != nil {
+		return core.Order{}, nil, err
+	}
+	if err := valid(o, showID); err != nil {
+		return core.Order{}, nil, err
+	}
+	return o, seats, nil
+}
+
+// apply runs scan's conditional update: the Admission lists the seats
+// this scan admitted (none when others were first: first is then the
+// earliest of them).
+func (d *Desk) apply(ctx context.Context, o core.Order, scan Scan, showID int64) (Admission, *Entry, error) {
 	tickets, err := d.store.AdmitTickets(ctx, scan)
 	if err != nil {
-		return Admission{}, err
+		return Admission{}, nil, err
 	}
 	a := Admission{Order: o, At: scan.At}
 	var first *Entry
@@ -201,26 +227,23 @@ func (d *Desk) admit(ctx context.Context, r Request) (Admission, error) {
 		switch {
 		case t.Scan == scan.ID:
 			a.Seats = append(a.Seats, t.SeatID)
-		case slices.Contains(seats, t.SeatID) && (first == nil || t.At.Before(first.At)):
+		case slices.Contains(scan.SeatIDs, t.SeatID) && (first == nil || t.At.Before(first.At)):
 			first = &Entry{SeatID: t.SeatID, At: t.At, Gate: t.Gate, By: t.Actor}
 		}
 	}
-	if len(a.Seats) > 0 {
-		return a, nil
-	}
-	if first != nil {
-		return Admission{}, refuse(ErrAlreadyCheckedIn, Refusal{OrderNo: o.OrderNo, ShowID: o.ShowID, Seats: seats, First: first})
+	if len(a.Seats) > 0 || first != nil {
+		return a, first, nil
 	}
 	// Nothing admitted and nobody before: the order stopped being paid
 	// between the read and the update (a refund won). Say what it is now.
 	now, err := d.store.Order(ctx, o.OrderNo)
 	if err != nil {
-		return Admission{}, err
+		return Admission{}, nil, err
 	}
-	if err := valid(now, r.ShowID); err != nil {
-		return Admission{}, err
+	if err := valid(now, showID); err != nil {
+		return Admission{}, nil, err
 	}
-	return Admission{}, fmt.Errorf("checkin %s: paid, but its seats have no rows", o.OrderNo)
+	return Admission{}, nil, fmt.Errorf("checkin %s: paid, but its seats have no rows", o.OrderNo)
 }
 
 // Undo clears the admission of the order's seats (all when seatIDs is
@@ -287,16 +310,8 @@ func (d *Desk) order(ctx context.Context, code, orderNo string) (core.Order, err
 // show than the one the gate admits to.
 func valid(o core.Order, showID int64) error {
 	reason := ""
-	switch o.Status {
-	case core.StatusPaid:
-	case core.StatusPending:
-		reason = ReasonUnpaid
-	case core.StatusCancelled:
-		reason = ReasonCancelled
-	case core.StatusRefunded:
-		reason = ReasonRefunded
-	default:
-		reason = o.Status.String()
+	if o.Status != core.StatusPaid {
+		reason = reasonOf(o.Status)
 	}
 	if reason == "" && showID != 0 && showID != o.ShowID {
 		reason = ReasonAnotherShow

@@ -195,8 +195,8 @@ func TestAdmit(t *testing.T) {
 func counter(t *testing.T, reg *prometheus.Registry, result string) float64 {
 	t.Helper()
 	n, err := testutil.GatherAndCount(reg, "seatflow_checkins_total")
-	if err != nil || n != 3 {
-		t.Fatalf("seatflow_checkins_total has %d series (%v), want 3 from the start", n, err)
+	if err != nil || n != 4 {
+		t.Fatalf("seatflow_checkins_total has %d series (%v), want 4 from the start", n, err)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -144,4 +145,43 @@ func (db *DB) Arrivals(ctx context.Context, showID int64, slot time.Duration) ([
 		out[i] = checkin.Arrival{Start: fromMS(r.Start), Gate: r.Gate, Admitted: r.N}
 	}
 	return out, nil
+}
+
+// TicketRows implements checkin.Store: the seats of a show's paid and
+// refunded orders (a refunded order has no seats left: one row, seat "").
+func (db *DB) TicketRows(ctx context.Context, showID int64) ([]checkin.ListRow, error) {
+	var rows []struct {
+		OrderNo string         `db:"order_no"`
+		Code    string         `db:"code"`
+		Status  int            `db:"status"`
+		SeatID  sql.NullString `db:"seat_id"`
+		At      sql.NullInt64  `db:"checked_in_at"`
+	}
+	if err := db.r.SelectContext(ctx, &rows, `SELECT o.order_no, o.code, o.status, s.seat_id, s.checked_in_at
+ FROM order_info o LEFT JOIN order_seat s ON s.order_no = o.order_no
+ WHERE o.show_id = ? AND o.status IN (?, ?) ORDER BY o.order_no, s.seat_id`,
+		showID, int(core.StatusPaid), int(core.StatusRefunded)); err != nil {
+		return nil, dbErr(err, "ticket list of show %d", showID)
+	}
+	out := make([]checkin.ListRow, len(rows))
+	for i, r := range rows {
+		out[i] = checkin.ListRow{OrderNo: r.OrderNo, Code: r.Code, Status: core.OrderStatus(r.Status),
+			SeatID: r.SeatID.String, Admitted: r.At.Int64 != 0}
+	}
+	return out, nil
+}
+
+// OpenCase implements checkin.Store.
+func (db *DB) OpenCase(ctx context.Context, d core.Discrepancy) (int64, error) {
+	var id int64
+	err := db.InTx(ctx, func(t core.Tx) error {
+		x := t.(*tx)
+		if err := x.InsertDiscrepancy(ctx, d); err != nil {
+			return err
+		}
+		var err error
+		id, err = x.DiscrepancyID(ctx, d.TxnID, d.Kind)
+		return err
+	})
+	return id, err
 }
