@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,11 +24,77 @@ func (cn *console) doorRoutes(g *echo.Group) {
 	g.POST("/door", cn.doorScan, door)
 	g.POST("/door/undo", cn.doorUndo, door)
 	g.GET("/door/counts", cn.doorCounts, door)
+	// Offline gates (static/door.js): the ticket list, the scans made
+	// offline, and a ping that tells the gate it is online.
+	g.GET("/door/list", cn.doorList, door)
+	g.POST("/door/sync", cn.doorSync, door)
+	g.GET("/door/ping", cn.doorPing, door)
 }
 
 func (cn *console) doorPage(c echo.Context) error {
-	return render(c, http.StatusOK, web.DoorPage(cn.page(c, "door.title", web.NavDoor), web.DoorData{Gate: c.QueryParam("gate")}))
+	return cn.renderDoor(c, web.DoorData{Gate: c.QueryParam("gate")})
 }
+
+// renderDoor renders the scan page with the shows a gate may download
+// the ticket list of: those not cancelled that start from a day ago on.
+func (cn *console) renderDoor(c echo.Context, d web.DoorData) error {
+	shows, err := cn.Engine.Shows(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	since := time.Now().Add(-doorShowsSince)
+	for _, sh := range shows {
+		if sh.Status != core.ShowCancelled && sh.StartsAt.After(since) {
+			d.Shows = append(d.Shows, sh)
+		}
+	}
+	return render(c, http.StatusOK, web.DoorPage(cn.page(c, "door.title", web.NavDoor), d))
+}
+
+// doorShowsSince is how long after its start a show's list stays on offer.
+const doorShowsSince = 24 * time.Hour
+
+// doorList is a show's ticket list for the gate's browser (checkin.List).
+func (cn *console) doorList(c echo.Context) error {
+	show, err := positiveID(c.QueryParam("show"))
+	if err != nil {
+		return core.Invalidf("show must be a positive integer")
+	}
+	ctx := c.Request().Context()
+	if _, err := cn.Engine.Store().Show(ctx, show); err != nil {
+		return err
+	}
+	l, err := cn.Checkins.List(ctx, show)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, l)
+}
+
+type doorSyncRequest struct {
+	Gate  string                `json:"gate"`
+	Scans []checkin.OfflineScan `json:"scans"`
+}
+
+// doorSync records the gate's offline scans as the staff member's and
+// answers each (checkin.Desk.Sync) as JSON; door.js drops those answered.
+func (cn *console) doorSync(c echo.Context) error {
+	var req doorSyncRequest
+	if err := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, doorSyncBodyLimit)).Decode(&req); err != nil {
+		return core.Invalidf("sync: a JSON body of gate and scans: %v", err)
+	}
+	res, err := cn.Checkins.Sync(c.Request().Context(), checkin.SyncRequest{Gate: req.Gate,
+		Actor: core.ActorStaffPrefix + sessionOf(c).staff.Username, Scans: req.Scans})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"results": res})
+}
+
+// doorSyncBodyLimit fits checkin.MaxSyncScans scans of a few seats each.
+const doorSyncBodyLimit = 256 << 10
+
+func (cn *console) doorPing(c echo.Context) error { return c.NoContent(http.StatusNoContent) }
 
 // doorScan admits the scanned code at the form's gate and shows the answer;
 // a refusal is an answer too (200), only bad input and failures are errors.
@@ -56,7 +124,7 @@ func (cn *console) doorScan(c echo.Context) error {
 	if err := cn.doorCountsOf(ctx, show, &d); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.DoorPage(p, d))
+	return cn.renderDoor(c, d)
 }
 
 // doorUndo undoes the last scan's admission of its seats (a mistake at
@@ -65,7 +133,6 @@ func (cn *console) doorScan(c echo.Context) error {
 func (cn *console) doorUndo(c echo.Context) error {
 	ctx := c.Request().Context()
 	d := web.DoorData{Gate: c.FormValue("gate")}
-	p := cn.page(c, "door.title", web.NavDoor)
 	form, err := c.FormParams()
 	if err != nil {
 		return err
@@ -74,7 +141,7 @@ func (cn *console) doorUndo(c echo.Context) error {
 	switch {
 	case errors.Is(err, checkin.ErrNotCheckedIn), errors.Is(err, core.ErrOrderNotFound):
 		d.Error = "door.nothing_to_undo"
-		return render(c, http.StatusOK, web.DoorPage(p, d))
+		return cn.renderDoor(c, d)
 	case err != nil:
 		return err
 	}
@@ -85,7 +152,7 @@ func (cn *console) doorUndo(c echo.Context) error {
 	if err := cn.doorCountsOf(ctx, show, &d); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.DoorPage(p, d))
+	return cn.renderDoor(c, d)
 }
 
 // doorCounts is the door counts part of the scan page, polled.

@@ -230,36 +230,6 @@
     }
   }
 
-  // The door's answer is heard as well as seen, so a gate need not look
-  // at the screen between two scans: one high tone for admitted, two low
-  // ones for a refusal (Web Audio; no file to fetch, nothing if the
-  // browser has none).
-  function doorSound() {
-    var el = document.querySelector("[data-door-sound]");
-    var Ctx = window.AudioContext || window.webkitAudioContext;
-    if (!el || !Ctx) {
-      return;
-    }
-    var ok = el.getAttribute("data-door-sound") === "ok";
-    var ctx = new Ctx();
-    if (ctx.state === "suspended" && ctx.resume) {
-      // Allowed once the gate has used the page (a scan is a key press).
-      ctx.resume().catch(function () {});
-    }
-    var tones = ok ? [[880, 0, 0.15]] : [[220, 0, 0.18], [220, 0.25, 0.18]];
-    for (var i = 0; i < tones.length; i++) {
-      var osc = ctx.createOscillator();
-      var gain = ctx.createGain();
-      osc.frequency.value = tones[i][0];
-      gain.gain.value = 0.2;
-      osc.connect(gain);
-      gain.connect(ctx.destination);
-      osc.start(ctx.currentTime + tones[i][1]);
-      osc.stop(ctx.currentTime + tones[i][1] + tones[i][2]);
-    }
-  }
-
-  document.addEventListener("DOMContentLoaded", doorSound);
   document.addEventListener("DOMContentLoaded", menuButton);
   document.addEventListener("DOMContentLoaded", labelTables);
   document.addEventListener("htmx:afterSettle", labelTables);

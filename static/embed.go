@@ -6,7 +6,7 @@
 //   - htmx.min.js: htmx.org 2.0.11 (BSD Zero Clause)
 //   - sse.min.js:  htmx-ext-sse 2.2.4 (BSD Zero Clause)
 //
-// console.css, console.js, seatmap.css and seatmap.js are ours.
+// console.css, console.js, door.js, seatmap.css and seatmap.js are ours.
 package static
 
 import "embed"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"seatflow/core"
+	"seatflow/core/checkin"
 	"seatflow/core/till"
 )
 
@@ -15,10 +16,11 @@ import (
 // engine's actors in the hold bar, and sessions by device.
 
 // DiscrepancyKinds are the kinds the discrepancy queue filters by: every
-// kind HandlePayment records.
+// kind HandlePayment records, the till's and the door's.
 var DiscrepancyKinds = []string{core.DiscrepancyPaidAfterCancel, core.DiscrepancySecondPayment,
 	core.DiscrepancyAmountMismatch, core.DiscrepancyPaidAfterRefund, core.DiscrepancyUnknownOrder,
-	core.DiscrepancyTxnConflict, till.DiscrepancyTillDifference}
+	core.DiscrepancyTxnConflict, till.DiscrepancyTillDifference,
+	checkin.DiscrepancyDoubleEntry}
 
 // HasOrder reports whether a case's order number names an order: an
 // unknown_order case is about a payment for a number never placed, so it
