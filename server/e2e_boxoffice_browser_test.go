@@ -43,6 +43,13 @@ type boxOfficeBrowser struct {
 // newTestApp takes them) and the browser.
 func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
 	t.Helper()
+	return startBoxOfficeBrowserFlags(t, nil, override...)
+}
+
+// startBoxOfficeBrowserFlags is startBoxOfficeBrowser with more Chromium
+// flags (a fake camera, say).
+func startBoxOfficeBrowserFlags(t *testing.T, flags []chromedp.ExecAllocatorOption, override ...string) *boxOfficeBrowser {
+	t.Helper()
 	path := chromium(t)
 	a := newTestApp(t, override...)
 	staff := map[access.Role]string{}
@@ -69,9 +76,9 @@ func startBoxOfficeBrowser(t *testing.T, override ...string) *boxOfficeBrowser {
 	srv := httptest.NewServer(a.app.Handler)
 	t.Cleanup(srv.Close)
 	t.Cleanup(a.app.hub.Close) // seat streams end before the server waits for them
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.Flag("disable-background-networking", true), chromedp.WindowSize(1280, 800))...)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.WindowSize(1280, 800))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, flags...)...)
 	t.Cleanup(cancelAlloc)
 	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(cancelBrowser)

@@ -1,5 +1,5 @@
-// The gate's scan page (web/door.templ): the answer's sound, and offline
-// scanning. A gate that downloaded its show's ticket list keeps scanning
+// The gate's scan page (web/door.templ): scans answered in place, the
+// answer's sound, the camera, and offline scanning. A gate that downloaded its show's ticket list keeps scanning
 // when the connection drops: it decides from the list (codes only as
 // salted SHA-256 hashes), remembers what it admitted, and sends those
 // scans to the server (/door/sync) once the connection is back, where a
@@ -305,15 +305,25 @@
     render();
   }
 
-  // scan sends the scan to the server while online; offline, or when the
-  // server does not answer within 4 s, the list decides.
+  // unchecked says a scan could not be checked: no server, no list.
+  function unchecked() {
+    setOnline(false);
+    var div = document.createElement("div");
+    div.id = "door-result";
+    div.setAttribute("role", "status");
+    div.className = "door-result refused";
+    div.textContent = texts["door.offline.unchecked"];
+    document.getElementById("door-answer").replaceChildren(div);
+    sound(false);
+  }
+
+  // scan sends the scan to the server and shows its answer in place (the
+  // page, and the camera, stay); offline, or when the server does not
+  // answer within 4 s, the list decides.
   function scan(ev) {
-    if (!store.list) {
-      return; // no list: the form posts as it is
-    }
     ev.preventDefault();
     var code = codeField.value, gate = gateField.value.trim();
-    if (!online) {
+    if (!online && store.list) {
       offlineScan(code, gate);
       return;
     }
@@ -332,12 +342,133 @@
           form.submit(); // signed out, or another page: let the browser show it
           return;
         }
+        setOnline(true);
         codeField.value = "";
         codeField.focus();
       })
       .catch(function () {
         clearTimeout(timer);
-        offlineScan(code, gate);
+        if (store.list) {
+          offlineScan(code, gate);
+        } else {
+          unchecked();
+        }
+      });
+  }
+
+  // The camera reads QR codes with the browser's BarcodeDetector where it
+  // has one for QR, else with jsQR (static/jsqr.js, fetched on first use).
+  // A code is scanned when it comes into view, not again while it stays.
+  var camera = null;
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      if (window.jsQR) {
+        resolve();
+        return;
+      }
+      var el = document.createElement("script");
+      el.src = src;
+      el.onload = resolve;
+      el.onerror = reject;
+      document.head.appendChild(el);
+    });
+  }
+
+  function jsQRReader(src) {
+    return loadScript(src).then(function () {
+      var canvas = document.createElement("canvas");
+      var ctx = canvas.getContext("2d", { willReadFrequently: true });
+      return function (video) {
+        var w = video.videoWidth, h = video.videoHeight;
+        if (!w || !h) {
+          return Promise.resolve("");
+        }
+        canvas.width = w;
+        canvas.height = h;
+        ctx.drawImage(video, 0, 0, w, h);
+        var found = window.jsQR(ctx.getImageData(0, 0, w, h).data, w, h, { inversionAttempts: "dontInvert" });
+        return Promise.resolve(found ? found.data : "");
+      };
+    });
+  }
+
+  function qrReader(src) {
+    if (!("BarcodeDetector" in window)) {
+      return jsQRReader(src);
+    }
+    return window.BarcodeDetector.getSupportedFormats().then(function (formats) {
+      if (formats.indexOf("qr_code") < 0) {
+        return jsQRReader(src);
+      }
+      var detector = new window.BarcodeDetector({ formats: ["qr_code"] });
+      return function (video) {
+        return detector.detect(video).then(function (found) { return found.length ? found[0].rawValue : ""; });
+      };
+    });
+  }
+
+  function readFrame() {
+    if (!camera || !camera.read) {
+      return;
+    }
+    camera.read(document.getElementById("door-video")).then(function (text) {
+      var now = Date.now();
+      if (text && (text !== camera.last || now - camera.seen > 1500)) {
+        codeField.value = text;
+        form.requestSubmit();
+      }
+      if (text) {
+        camera.last = text;
+        camera.seen = now;
+      }
+    }).catch(function () {}).then(function () {
+      if (camera) {
+        setTimeout(readFrame, 200);
+      }
+    });
+  }
+
+  function stopCamera() {
+    var button = document.getElementById("door-camera");
+    var video = document.getElementById("door-video");
+    camera.stream.getTracks().forEach(function (t) { t.stop(); });
+    camera = null;
+    video.srcObject = null;
+    video.hidden = true;
+    button.setAttribute("aria-pressed", "false");
+    button.textContent = button.getAttribute("data-start");
+  }
+
+  function toggleCamera() {
+    var button = document.getElementById("door-camera");
+    var status = document.getElementById("door-camera-status");
+    if (camera) {
+      stopCamera();
+      return;
+    }
+    navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" }, audio: false })
+      .then(function (stream) {
+        var video = document.getElementById("door-video");
+        camera = { stream: stream, last: "", seen: 0 };
+        video.srcObject = stream;
+        video.hidden = false;
+        button.setAttribute("aria-pressed", "true");
+        button.textContent = button.getAttribute("data-stop");
+        status.textContent = "";
+        return video.play().then(function () { return qrReader(button.getAttribute("data-jsqr")); });
+      })
+      .then(function (read) {
+        if (camera) {
+          camera.read = read;
+          readFrame();
+        }
+      })
+      .catch(function () {
+        if (camera) {
+          stopCamera();
+        }
+        status.textContent = texts["door.camera.failed"];
       });
   }
 
@@ -437,6 +568,11 @@
     codeLen = Number(root.getAttribute("data-code-len"));
     load();
     form.addEventListener("submit", scan);
+    var cam = document.getElementById("door-camera");
+    if (cam && navigator.mediaDevices && navigator.mediaDevices.getUserMedia) {
+      cam.hidden = false;
+      cam.addEventListener("click", toggleCamera);
+    }
     document.getElementById("door-offline-form").addEventListener("submit", download);
     window.addEventListener("online", ping);
     window.addEventListener("offline", function () { setOnline(false); });
