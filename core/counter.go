@@ -105,17 +105,8 @@ type CounterPayment struct {
 // check and the payment's transaction, the payment is a recorded
 // discrepancy like any late callback, and the result says so.
 func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentResult, Order, error) {
-	p.Reference = strings.TrimSpace(p.Reference)
-	if _, err := text.Check("reference", p.Reference, text.OneLine); err != nil {
+	if err := checkCounterPayment(&p); err != nil {
 		return "", Order{}, err
-	}
-	switch {
-	case p.Tender != TenderCash && p.Tender != TenderCard:
-		return "", Order{}, Invalidf("tender must be cash or card")
-	case utf8.RuneCountInString(p.Reference) > MaxCounterReferenceLen:
-		return "", Order{}, Invalidf("reference may have at most %d characters", MaxCounterReferenceLen)
-	case p.Clerk == "":
-		return "", Order{}, Invalidf("a counter payment needs the clerk who took it")
 	}
 	o, err := c.e.store.Order(ctx, p.OrderNo)
 	if err != nil {
@@ -127,7 +118,7 @@ func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentRes
 	if o.UserID != BoxOfficeUserID {
 		return "", o, ErrOnlineOrder
 	}
-	if err := c.checkShift(ctx, p.Clerk, o); err != nil {
+	if err := c.checkShift(ctx, p.Clerk, o.ShowID); err != nil {
 		return "", o, err
 	}
 	res, err := c.e.HandlePayment(ctx, Payment{TxnID: counterTxnID(o), OrderNo: o.OrderNo, AmountCents: o.AmountCents,
@@ -142,11 +133,29 @@ func (c *Counter) TakePayment(ctx context.Context, p CounterPayment) (PaymentRes
 	return res, after, nil
 }
 
+// checkCounterPayment checks what the clerk entered (the reference
+// trimmed in place), before anything is written.
+func checkCounterPayment(p *CounterPayment) error {
+	p.Reference = strings.TrimSpace(p.Reference)
+	if _, err := text.Check("reference", p.Reference, text.OneLine); err != nil {
+		return err
+	}
+	switch {
+	case p.Tender != TenderCash && p.Tender != TenderCard:
+		return Invalidf("tender must be cash or card")
+	case utf8.RuneCountInString(p.Reference) > MaxCounterReferenceLen:
+		return Invalidf("reference may have at most %d characters", MaxCounterReferenceLen)
+	case p.Clerk == "":
+		return Invalidf("a counter payment needs the clerk who took it")
+	}
+	return nil
+}
+
 // checkShift refuses money from a clerk with no open shift, or for a show
 // sold in another currency than the shift's till holds, before anything
 // is written. The payment's transaction reads the shift again (it may
 // close meanwhile).
-func (c *Counter) checkShift(ctx context.Context, clerk string, o Order) error {
+func (c *Counter) checkShift(ctx context.Context, clerk string, showID int64) error {
 	s, ok, err := c.store.OpenShiftOf(ctx, clerk)
 	if err != nil {
 		return err
@@ -154,7 +163,7 @@ func (c *Counter) checkShift(ctx context.Context, clerk string, o Order) error {
 	if !ok {
 		return ErrNoOpenShift
 	}
-	show, err := c.e.store.Show(ctx, o.ShowID)
+	show, err := c.e.store.Show(ctx, showID)
 	if err != nil {
 		return err
 	}

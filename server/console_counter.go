@@ -122,16 +122,24 @@ func (cn *console) previewBest(ctx context.Context, p web.Page, showID int64, f 
 		return http.StatusUnprocessableEntity, nil
 	}
 	c, err := cn.Engine.PreviewBest(ctx, core.BestPreview{ShowID: showID, Count: n, Category: f.Best.Category, Together: !f.Best.Apart})
+	if err != nil {
+		return bestRefusal(p, err, f)
+	}
+	f.Seats = strings.Join(c.SeatIDs, ", ")
+	f.Best.Seats = f.Seats
+	f.Preview = p.Tf("best.preview", f.Seats)
+	if c.Stranded {
+		f.Preview += " " + p.T("best.stranded")
+	}
+	return http.StatusOK, nil
+}
+
+// bestRefusal puts why no best seats were found in f.BestError and
+// answers the status of a page saying so; an error it cannot put in words
+// is returned.
+func bestRefusal(p web.Page, err error, f *web.CounterForm) (int, error) {
 	var ce *core.Error
 	switch {
-	case err == nil:
-		f.Seats = strings.Join(c.SeatIDs, ", ")
-		f.Best.Seats = f.Seats
-		f.Preview = p.Tf("best.preview", f.Seats)
-		if c.Stranded {
-			f.Preview += " " + p.T("best.stranded")
-		}
-		return http.StatusOK, nil
 	case !errors.As(err, &ce):
 		return 0, err
 	case errors.Is(err, core.ErrNotEnoughSeats):
@@ -257,6 +265,7 @@ func (cn *console) counterRoutes(g *echo.Group) {
 	sell := cn.requireRole(access.ActCounterSale)
 	g.POST("/shows/:id/counter", cn.counterHold, sell)
 	g.POST("/shows/:id/counter/best", cn.counterBest, sell)
+	g.POST("/shows/:id/counter/quick", cn.counterQuick, sell)
 	g.POST("/orders/:no/pay", cn.takePayment, sell)
 	g.GET("/orders/:no/ticket", cn.ticket, cn.requireRole(access.ActView))
 }

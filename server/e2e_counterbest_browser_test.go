@@ -56,6 +56,19 @@ func TestCounterBestInBrowser(t *testing.T) {
 	if err != nil || o.Status != core.StatusPaid || strings.Join(o.SeatIDs, ",") != "A-1,A-2,A-3" || len(pays) != 1 || pays[0].Tender != core.TenderCash {
 		t.Fatalf("order %+v, payments %+v (%v)", o, pays, err)
 	}
+	// The queue at the window: two by card, one button, the paid order.
+	openSeatMap(clerk, bb.url, show)
+	clerk.do("quick sale of 2 by card", chromedp.SendKeys(chromedp.ID("best-count"), "2"), chromedp.Click(chromedp.ID("quick-card")),
+		chromedp.WaitVisible(chromedp.ID("ticket-links")))
+	no = clerk.text("#order-no")
+	o, err = bb.a.app.DB.Order(t.Context(), no)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pays, err = bb.a.app.DB.OrderPayments(t.Context(), no)
+	if err != nil || o.Status != core.StatusPaid || len(o.SeatIDs) != 2 || len(pays) != 1 || pays[0].Tender != core.TenderCard {
+		t.Fatalf("quick sale: order %+v, payments %+v (%v)", o, pays, err)
+	}
 
 	mgr := bb.tab("manager", access.RoleManager)
 	mgr.do("open the rules from the seat map", chromedp.Navigate(fmt.Sprintf("%s/console/shows/%d", bb.url, show)),

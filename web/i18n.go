@@ -119,6 +119,9 @@ var catalog = map[string]entry{
 
 	"nav.door":                       {"Door", "检票"},
 	"shows.door":                     {"Scan tickets at the door", "在入口检票"},
+	"quick.title":                    {"Quick sale", "快速售票"},
+	"quick.sell_cash":                {"Sell now, cash", "立即售出（现金）"},
+	"quick.sell_card":                {"Sell now, card", "立即售出（刷卡）"},
 	"door.title":                     {"Check-in", "检票"},
 	"door.gate":                      {"Gate", "入口"},
 	"door.code":                      {"Ticket code", "票码"},
