@@ -80,7 +80,10 @@ type doorSyncRequest struct {
 // answers each (checkin.Desk.Sync) as JSON; door.js drops those answered.
 func (cn *console) doorSync(c echo.Context) error {
 	var req doorSyncRequest
-	if err := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, doorSyncBodyLimit)).Decode(&req); err != nil {
+	if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil {
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			return echo.ErrStatusRequestEntityTooLarge
+		}
 		return core.Invalidf("sync: a JSON body of gate and scans: %v", err)
 	}
 	res, err := cn.Checkins.Sync(c.Request().Context(), checkin.SyncRequest{Gate: req.Gate,
@@ -91,7 +94,8 @@ func (cn *console) doorSync(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"results": res})
 }
 
-// doorSyncBodyLimit fits checkin.MaxSyncScans scans of a few seats each.
+// doorSyncBodyLimit fits checkin.MaxSyncScans scans of up to 10 seats
+// each (console_limits.go applies it).
 const doorSyncBodyLimit = 256 << 10
 
 func (cn *console) doorPing(c echo.Context) error { return c.NoContent(http.StatusNoContent) }

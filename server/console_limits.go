@@ -10,8 +10,9 @@ import (
 	"seatflow/web"
 )
 
-// Body limits of the console's requests. A form is a few fields; the one
-// exception is the new-show form, which carries a seat plan file.
+// Body limits of the console's requests. A form is a few fields; the
+// exceptions are the new-show form, which carries a seat plan file, and an
+// offline gate's scans (console_door.go).
 const (
 	// consoleSignInLimit bounds the forms anyone may post without a
 	// session (login, its second-factor code, a reset link's): a name, a
@@ -33,6 +34,8 @@ func consoleBodyLimit(route string) (limit int64, multipart bool) {
 		return consolePlanLimit, true
 	case web.URL("/login"), web.URL("/login/code"), web.URL("/reset/:token"):
 		return consoleSignInLimit, false
+	case web.URL("/door/sync"):
+		return doorSyncBodyLimit, false
 	}
 	return consoleFormLimit, false
 }

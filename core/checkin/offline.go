@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"seatflow/core"
 )
@@ -36,6 +37,10 @@ const ListValid = "valid"
 
 // MaxSyncScans bounds one Sync; a gate with more sends them in parts.
 const MaxSyncScans = 500
+
+// maxCodeLen bounds a synced scan's code (what a QR may carry; a ticket's
+// is 8 characters).
+const maxCodeLen = 64
 
 // syncSkew is how far in the future an offline scan's time may be (the
 // gate's clock runs ahead of the server's); syncMaxAge how old it may be.
@@ -230,8 +235,8 @@ func checkScans(scans []OfflineScan, now time.Time) error {
 			return bad("id", "want 16 lowercase hex digits")
 		case seen[s.ID]:
 			return bad("id", "sent twice in one request")
-		case strings.TrimSpace(s.Code) == "":
-			return bad("code", "give the scanned code")
+		case strings.TrimSpace(s.Code) == "" || utf8.RuneCountInString(s.Code) > maxCodeLen:
+			return bad("code", fmt.Sprintf("give the scanned code, at most %d characters", maxCodeLen))
 		case s.At.After(now.Add(syncSkew)) || s.At.Before(now.Add(-syncMaxAge)):
 			return bad("at", fmt.Sprintf("want a time within the last %v", syncMaxAge))
 		}

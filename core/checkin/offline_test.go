@@ -221,6 +221,7 @@ func TestSyncBadRequests(t *testing.T) {
 		{"id too short", "east", with(func(s *checkin.OfflineScan) { s.ID = "aa" }), "scans[0].id"},
 		{"id twice", "east", []checkin.OfflineScan{ok, ok}, "scans[1].id"},
 		{"no code", "east", with(func(s *checkin.OfflineScan) { s.Code = " " }), "scans[0].code"},
+		{"a code past 64 characters", "east", with(func(s *checkin.OfflineScan) { s.Code = strings.Repeat("Z", 65) }), "scans[0].code"},
 		{"no time", "east", with(func(s *checkin.OfflineScan) { s.At = time.Time{} }), "scans[0].at"},
 		{"in the future", "east", with(func(s *checkin.OfflineScan) { s.At = now.Add(time.Hour) }), "scans[0].at"},
 	} {

@@ -74,8 +74,10 @@ type Options struct {
 	// seats, ask for the best available (rushbest.go), or one rush of each.
 	BuyersMode string
 	// Checkin (checkin.go): Scans tickets scanned at the door, DupPairs
-	// of them twice at the same instant at two gates.
+	// of them twice at the same instant at two gates, ScanRate scans a
+	// second offered (0: as fast as Clients scanners go).
 	Scans, DupPairs int
+	ScanRate        float64
 	// CPUProfile is where the server's CPU profile over place and pay goes
 	// (--cpu-profile, profile.go), taken for ProfileTime; empty: none.
 	CPUProfile  string
@@ -106,7 +108,8 @@ scenarios:
           with --queue through the show's waiting room (not part of all)
   checkin --scans tickets (4 to an order) scanned at 4 gates, on 2 instances of the server
           on the real stack (1 embedded), --duplicates of them twice at the same instant
-          at two gates; scan answer p99 beside the raw DB commit p99 (not part of all)
+          at two gates, paced at --scan-rate a second (0: as fast as --clients go); scan
+          answer p99 beside the raw DB commit p99 (not part of all)
 
 flags:
 `
@@ -156,6 +159,7 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 		"or one rush of each (both), the best-available one reported beside the named one")
 	fs.IntVar(&o.Scans, "scans", 20000, "checkin: tickets scanned (4 to an order)")
 	fs.IntVar(&o.DupPairs, "duplicates", 200, "checkin: tickets scanned twice at the same instant, at two gates")
+	fs.Float64Var(&o.ScanRate, "scan-rate", 500, "checkin: scans offered a second, paced (0: as fast as --clients scanners go)")
 	fs.IntVar(&o.Joins, "joins", 100000, "rush with --queue: joins of the joins phase")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 
@@ -219,8 +223,9 @@ func (o Options) validate() error {
 	switch o.Scenario {
 	case ScenarioPlace, ScenarioExpire, ScenarioPay, ScenarioLimits, ScenarioAll:
 	case ScenarioCheckin:
-		if o.Scans <= 0 || o.DupPairs < 0 || o.DupPairs > o.Scans {
-			return fmt.Errorf("bench: --scans %d, --duplicates %d: want scans > 0 and 0 ≤ duplicates ≤ scans", o.Scans, o.DupPairs)
+		if o.Scans <= 0 || o.DupPairs < 0 || o.DupPairs > o.Scans || o.ScanRate < 0 {
+			return fmt.Errorf("bench: --scans %d, --duplicates %d, --scan-rate %v: want scans > 0, 0 ≤ duplicates ≤ scans, rate ≥ 0",
+				o.Scans, o.DupPairs, o.ScanRate)
 		}
 	case ScenarioRush:
 		if err := o.validateRush(); err != nil {
