@@ -13,6 +13,7 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
+	"seatflow/core/checkin"
 	"seatflow/web"
 )
 
@@ -232,8 +233,8 @@ func (cn *console) ticket(c echo.Context) error {
 		return err
 	}
 	d := web.TicketData{Order: o, Show: show, Format: web.TicketA6}
-	if c.QueryParam("format") == web.TicketReceipt {
-		d.Format = web.TicketReceipt
+	if f := c.QueryParam("format"); f == web.TicketReceipt || f == web.TicketSeats {
+		d.Format = f
 	}
 	mine := make(map[string]bool, len(o.SeatIDs))
 	for _, id := range o.SeatIDs {
@@ -255,6 +256,15 @@ func (cn *console) ticket(c echo.Context) error {
 	}
 	if d.QR, err = web.QRCode(o.Code); err != nil {
 		return err
+	}
+	if d.Format == web.TicketSeats {
+		for _, s := range d.Seats {
+			qr, err := web.QRCode(checkin.SeatTicketCode(o.Code, s.SeatID))
+			if err != nil {
+				return err
+			}
+			d.SeatQRs = append(d.SeatQRs, qr)
+		}
 	}
 	return render(c, http.StatusOK, web.TicketPage(cn.page(c, "ticket.title", web.NavOrders), d))
 }

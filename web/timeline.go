@@ -71,6 +71,7 @@ func detailFields(currency string) []detailField {
 		{"txn_id", "ev.txn", plain},
 		{"method", "ev.method", paymentMethod},
 		{"tender", "ev.tender", tender},
+		{"quick_sale", "ev.quick_sale", translated("ev.bool.")},
 		{"reference", "ev.reference", plain},
 		{"amount_cents", "ev.amount", money},
 		{"order_amount_cents", "ev.order_amount", money},

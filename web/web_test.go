@@ -84,6 +84,9 @@ func TestCatalogComplete(t *testing.T) {
 		access.AuditSessionsEndOthers, access.AuditSessionsEndAll, access.AuditStaffSessionsEnd} {
 		want = append(want, "audit.action."+a)
 	}
+	for _, t := range []core.Tender{core.TenderCash, core.TenderCard} {
+		want = append(want, "quick.sell."+string(t))
+	}
 	want = append(want, "staff."+toggleVerb(access.Staff{}), "staff."+toggleVerb(access.Staff{Disabled: true}))
 	for _, s := range []int{400, 403, 404, 429, 500} {
 		want = append(want, errorKey(s)+".title", errorKey(s)+".text")
