@@ -40,10 +40,10 @@ type checkinResult struct {
 	Scan      loadResult `json:"scan"` // a duplicate pair is one op: its slower scan
 	// Pairs of simultaneous scans of one ticket, and those that admitted
 	// once and named the admitting scan in the refusal.
-	Pairs      int `json:"duplicate_pairs"`
+	Pairs int `json:"duplicate_pairs"`
 	// Offered is the scans a second offered (0: as fast as they went).
-	Offered float64 `json:"scans_offered_per_s"`
-	PairsRight int `json:"duplicate_pairs_right"`
+	Offered    float64 `json:"scans_offered_per_s"`
+	PairsRight int     `json:"duplicate_pairs_right"`
 	// AdmittedInDB counts the show's admitted tickets afterwards.
 	AdmittedInDB int        `json:"admitted_in_db"`
 	Commit       loadResult `json:"commit"` // the raw DB commit of the same run
