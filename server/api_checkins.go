@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"seatflow/core"
 	"seatflow/core/checkin"
 )
 
@@ -96,11 +97,17 @@ func (s *Server) handleTicketList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return ticketList(c, s.engine, s.checkins, id)
+}
+
+// ticketList answers show's ticket list (404 for no such show), for the
+// API and the console's scan page alike.
+func ticketList(c echo.Context, e *core.Engine, desk *checkin.Desk, show int64) error {
 	ctx := c.Request().Context()
-	if _, err := s.engine.Store().Show(ctx, id); err != nil {
+	if _, err := e.Store().Show(ctx, show); err != nil {
 		return err
 	}
-	l, err := s.checkins.List(ctx, id)
+	l, err := desk.List(ctx, show)
 	if err != nil {
 		return err
 	}

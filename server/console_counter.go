@@ -179,19 +179,9 @@ func (cn *console) takePayment(c echo.Context) error {
 	if err != nil {
 		p := cn.page(c, "order.title", web.NavHolds)
 		var ce *core.Error
-		for _, refusal := range []struct {
-			err error
-			key string
-		}{
-			{core.ErrHoldEnded, "counter.err_ended"},
-			{core.ErrOnlineOrder, "counter.err_online"},
-			{core.ErrNoOpenShift, "counter.err_no_shift"},
-			{core.ErrShiftCurrency, "counter.err_shift_currency"},
-		} {
-			if errors.Is(err, refusal.err) {
-				d.PayError = p.T(refusal.key)
-				return render(c, http.StatusConflict, web.OrderPage(p, d))
-			}
+		if key, ok := counterRefusal(err); ok {
+			d.PayError = p.T(key)
+			return render(c, http.StatusConflict, web.OrderPage(p, d))
 		}
 		switch {
 		case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
@@ -207,6 +197,28 @@ func (cn *console) takePayment(c echo.Context) error {
 		outcome = web.OutcomePaidLate
 	}
 	return c.Redirect(http.StatusSeeOther, web.URL("/orders/"+d.Order.OrderNo+"?outcome="+outcome))
+}
+
+// counterRefusals are the counter payment's refusals a clerk can act on,
+// with the catalog key that says so.
+var counterRefusals = []struct {
+	err error
+	key string
+}{
+	{core.ErrHoldEnded, "counter.err_ended"},
+	{core.ErrOnlineOrder, "counter.err_online"},
+	{core.ErrNoOpenShift, "counter.err_no_shift"},
+	{core.ErrShiftCurrency, "counter.err_shift_currency"},
+}
+
+// counterRefusal is the catalog key of err when it is one of them.
+func counterRefusal(err error) (string, bool) {
+	for _, r := range counterRefusals {
+		if errors.Is(err, r.err) {
+			return r.key, true
+		}
+	}
+	return "", false
 }
 
 // ticket is a paid order's printable ticket, as an A6 card or an 80 mm

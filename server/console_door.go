@@ -60,15 +60,7 @@ func (cn *console) doorList(c echo.Context) error {
 	if err != nil {
 		return core.Invalidf("show must be a positive integer")
 	}
-	ctx := c.Request().Context()
-	if _, err := cn.Engine.Store().Show(ctx, show); err != nil {
-		return err
-	}
-	l, err := cn.Checkins.List(ctx, show)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, l)
+	return ticketList(c, cn.Engine, cn.Checkins, show)
 }
 
 type doorSyncRequest struct {

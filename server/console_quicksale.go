@@ -90,18 +90,9 @@ func (cn *console) quickSold(c echo.Context, o core.Order, res core.PaymentResul
 // quickRefusal words a refused quick sale on f: what best-available says,
 // or the till's refusals; an error it cannot put in words is returned.
 func quickRefusal(p web.Page, err error, f *web.CounterForm) (int, error) {
-	for _, refusal := range []struct {
-		err error
-		key string
-	}{
-		{core.ErrNoOpenShift, "counter.err_no_shift"},
-		{core.ErrShiftCurrency, "counter.err_shift_currency"},
-		{core.ErrHoldEnded, "counter.err_ended"},
-	} {
-		if errors.Is(err, refusal.err) {
-			f.BestError = p.T(refusal.key)
-			return http.StatusConflict, nil
-		}
+	if key, ok := counterRefusal(err); ok {
+		f.BestError = p.T(key)
+		return http.StatusConflict, nil
 	}
 	if errors.Is(err, core.ErrSeatUnavailable) {
 		f.BestError = p.T("best.err_none")
