@@ -13,7 +13,6 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
-	"seatflow/core/checkin"
 	"seatflow/web"
 )
 
@@ -245,8 +244,8 @@ func (cn *console) ticket(c echo.Context) error {
 		return err
 	}
 	d := web.TicketData{Order: o, Show: show, Format: web.TicketA6}
-	if f := c.QueryParam("format"); f == web.TicketReceipt || f == web.TicketSeats {
-		d.Format = f
+	if c.QueryParam("format") == web.TicketReceipt {
+		d.Format = web.TicketReceipt
 	}
 	mine := make(map[string]bool, len(o.SeatIDs))
 	for _, id := range o.SeatIDs {
@@ -268,15 +267,6 @@ func (cn *console) ticket(c echo.Context) error {
 	}
 	if d.QR, err = web.QRCode(o.Code); err != nil {
 		return err
-	}
-	if d.Format == web.TicketSeats {
-		for _, s := range d.Seats {
-			qr, err := web.QRCode(checkin.SeatTicketCode(o.Code, s.SeatID))
-			if err != nil {
-				return err
-			}
-			d.SeatQRs = append(d.SeatQRs, qr)
-		}
 	}
 	return render(c, http.StatusOK, web.TicketPage(cn.page(c, "ticket.title", web.NavOrders), d))
 }

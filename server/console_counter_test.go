@@ -10,7 +10,6 @@ import (
 
 	"seatflow/core"
 	"seatflow/core/access"
-	"seatflow/core/checkin"
 	"seatflow/web"
 )
 
@@ -155,29 +154,5 @@ func TestCounterPaysOnlyCounterHolds(t *testing.T) {
 	}
 	if got := env.auditCount(core.AuditCounterPayment); got != before {
 		t.Errorf("the refusal was audited as a payment: %d → %d", before, got)
-	}
-}
-
-// TestSeatTickets: a paid order's per-seat tickets are a card a seat, each
-// QR carrying the order's code and its seat (checkin.SeatTicketCode), so
-// the door admits that seat alone.
-func TestSeatTickets(t *testing.T) {
-	env := newConsoleEnv(t)
-	o := env.place(91, "A-1", "A-2")
-	env.pay(o)
-	box := env.login(access.RoleBoxOffice)
-	rec := box.do("GET", "/console/orders/"+o.OrderNo+"/ticket?format=seats", nil, nil)
-	body := rec.Body.String()
-	if rec.Code != http.StatusOK || strings.Count(body, `class="ticket ticket-a6 ticket-seat"`) != 2 {
-		t.Fatalf("%d, want 2 seat cards: %.600s", rec.Code, body)
-	}
-	for _, seat := range o.SeatIDs {
-		qr, err := web.QRCode(checkin.SeatTicketCode(o.Code, seat))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(body, `id="ticket-seat-`+seat+`"`) || !strings.Contains(body, qr) {
-			t.Errorf("no card of seat %s with the QR of %s", seat, checkin.SeatTicketCode(o.Code, seat))
-		}
 	}
 }

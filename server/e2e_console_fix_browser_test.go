@@ -35,7 +35,7 @@ func pdfPages(t *testing.T, pdf []byte) [][2]float64 {
 // TestTicketPrintInBrowser prints a paid order's tickets to PDF in
 // Chromium as a print dialog does (the page size the CSS asks for) and
 // reads the paper from the PDF: the A6 card on one page of 105 × 148 mm,
-// the receipt 80 mm wide, a seat's own card a page of 105 × 148 mm each. Chromium prints a page sized "A6" by name on
+// the receipt 80 mm wide. Chromium prints a page sized "A6" by name on
 // Letter.
 func TestTicketPrintInBrowser(t *testing.T) {
 	bb := startBoxOfficeBrowser(t)
@@ -50,15 +50,13 @@ func TestTicketPrintInBrowser(t *testing.T) {
 		format        string
 		width, height float64 // mm; height 0: any
 		pages         int     // 0: any
-		wait          string  // an element of the ticket
 	}{
-		{"a6", 105, 148, 1, "ticket-qr"},
-		{"receipt", 80, 0, 0, "ticket-qr"},
-		{"seats", 105, 148, 2, "ticket-seat-B-2"}, // a card per seat
+		{"a6", 105, 148, 1},
+		{"receipt", 80, 0, 0},
 	} {
 		clerk.do("open the "+tc.format+" ticket",
 			chromedp.Navigate(fmt.Sprintf("%s/console/orders/%s/ticket?format=%s", bb.url, no, tc.format)),
-			chromedp.WaitVisible(chromedp.ID(tc.wait)))
+			chromedp.WaitVisible(chromedp.ID("ticket-qr")))
 		pdf, err := chromedp.Run(clerk.ctx, chromedp.PrintToPDF(chromedp.PDFPreferCSSPageSize()))
 		if err != nil {
 			t.Fatalf("print the %s ticket: %v", tc.format, err)
@@ -67,12 +65,10 @@ func TestTicketPrintInBrowser(t *testing.T) {
 		if len(pages) == 0 || tc.pages != 0 && len(pages) != tc.pages {
 			t.Fatalf("%s ticket: %d pages, want %d", tc.format, len(pages), tc.pages)
 		}
-		for i, pg := range pages {
-			w, h := pg[0], pg[1]
-			t.Logf("%s ticket: page %d of %d, %.1f × %.1f pt (%.1f × %.1f mm)", tc.format, i+1, len(pages), w, h, w/mm, h/mm)
-			if math.Abs(w-tc.width*mm) > 1 || tc.height != 0 && math.Abs(h-tc.height*mm) > 1 {
-				t.Errorf("%s ticket page %d prints on %.1f × %.1f mm, want %.0f × %.0f", tc.format, i+1, w/mm, h/mm, tc.width, tc.height)
-			}
+		w, h := pages[0][0], pages[0][1]
+		t.Logf("%s ticket: %d page(s), the first %.1f × %.1f pt (%.1f × %.1f mm)", tc.format, len(pages), w, h, w/mm, h/mm)
+		if math.Abs(w-tc.width*mm) > 1 || tc.height != 0 && math.Abs(h-tc.height*mm) > 1 {
+			t.Errorf("%s ticket prints on %.1f × %.1f mm, want %.0f × %.0f", tc.format, w/mm, h/mm, tc.width, tc.height)
 		}
 	}
 }

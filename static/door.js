@@ -202,13 +202,9 @@
     return Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
   }
 
-  // decide answers a scan from the list and queues what it admitted. A
-  // seat's own ticket carries "CODE/SEAT" (checkin.SeatTicketCode) and
-  // admits that seat alone.
+  // decide answers a scan from the list and queues what it admitted.
   function decide(raw, gate) {
-    var cut = raw.indexOf("/");
-    var code = normalize(cut < 0 ? raw : raw.slice(0, cut));
-    var seat = cut < 0 ? "" : raw.slice(cut + 1).trim();
+    var code = normalize(raw);
     var t = code && store.index[hashOf(code)];
     if (!t) {
       return { result: "not_valid", reason: "unknown_code" };
@@ -216,15 +212,12 @@
     if (t.state !== "valid") {
       return { result: "not_valid", reason: t.state };
     }
-    if (seat && t.seats.indexOf(seat) < 0) {
-      return { result: "not_valid", reason: "seat_not_in_order", seats: [seat] };
-    }
     var h = t.hash;
     var mine = store.local[h] || { seats: [], at: "" };
     var done = (t.admitted || []).concat(mine.seats);
-    var left = (seat ? [seat] : t.seats).filter(function (s) { return done.indexOf(s) < 0; });
+    var left = t.seats.filter(function (s) { return done.indexOf(s) < 0; });
     if (!left.length) {
-      return { result: "already_checked_in", seats: seat ? [seat] : t.seats, here: mine.seats.length ? mine.at : "" };
+      return { result: "already_checked_in", seats: t.seats, here: mine.seats.length ? mine.at : "" };
     }
     var at = new Date().toISOString();
     store.local[h] = { seats: mine.seats.concat(left), at: at };
@@ -236,7 +229,7 @@
   // remember notes a ticket the server admitted while online, so the
   // list knows it if the connection drops later.
   function remember(code, seats) {
-    code = normalize((code || "").split("/")[0]);
+    code = normalize(code || "");
     var t = code && store.list && store.index[hashOf(code)];
     if (!t || !seats.length) {
       return;

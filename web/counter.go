@@ -30,12 +30,10 @@ type BestForm struct {
 	Seats string
 }
 
-// Ticket formats: an A6 card or an 80 mm receipt roll for the order, or
-// an A6 card per seat, each with its own QR (checkin.SeatTicketCode).
+// Ticket formats: an A6 card or an 80 mm receipt roll.
 const (
 	TicketA6      = "a6"
 	TicketReceipt = "receipt"
-	TicketSeats   = "seats"
 )
 
 // TicketData is one paid order's printable ticket.
@@ -46,7 +44,6 @@ type TicketData struct {
 	Payment *core.Payment // the payment that paid it, if recorded
 	Format  string        // TicketA6 or TicketReceipt
 	QR      string        // an SVG of the order code (QRCode)
-	SeatQRs []string      // TicketSeats: an SVG per seat of Seats, of its seat ticket code
 }
 
 // QRCode is an SVG QR code of text, at error correction level M (a

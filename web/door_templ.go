@@ -788,7 +788,7 @@ func doorOffline(p Page, d DoorData) templ.Component {
 // doorTextKeys are the catalog entries door.js writes answers with.
 var doorTextKeys = []string{"door.result.admitted", "door.result.already_checked_in", "door.result.not_valid",
 	"door.reason.unknown_code", "door.reason.unpaid", "door.reason.cancelled", "door.reason.refunded",
-	"door.reason.another_show", "door.reason.seat_not_in_order", "door.seats", "door.count", "door.offline.none", "door.offline.ready",
+	"door.reason.another_show", "door.seats", "door.count", "door.offline.none", "door.offline.ready",
 	"door.offline.offline", "door.offline.waiting", "door.offline.sent", "door.offline.decided",
 	"door.offline.first_here", "door.offline.first_list", "door.offline.failed", "door.offline.unchecked",
 	"door.camera.failed"}

@@ -488,8 +488,6 @@ var catalog = map[string]entry{
 	"ticket.print":         {"Print ticket", "打印票"},
 	"ticket.a6":            {"A6 card", "A6 卡片"},
 	"ticket.receipt":       {"80 mm receipt", "80 毫米小票"},
-	"ticket.seats":         {"A6 card per seat", "每座一张 A6 卡片"},
-	"ticket.seat_qr_label": {"QR code of order code %s, seat %s", "订单码 %s 座位 %s 的二维码"},
 	"ticket.back":          {"Back to the order", "返回订单"},
 	"ticket.qr_label":      {"QR code of order code %s", "订单码 %s 的二维码"},
 	"ticket.row":           {"Row", "排"},

@@ -1,7 +1,6 @@
 // Package checkin admits tickets at the door. A ticket is a seat of a paid
 // order; the QR code on the printed ticket carries the order's short code
-// (core/codes.go), or on a seat's own ticket the code and the seat
-// (SeatTicketCode). A ticket admits once: the store's one conditional update
+// (core/codes.go). A ticket admits once: the store's one conditional update
 // (order_seat.checked_in_at = 0 → now, while the order is paid) decides, so
 // two gates on two instances scanning one ticket at the same instant admit
 // it once and the other learns who was first.
@@ -196,7 +195,6 @@ func (d *Desk) admit(ctx context.Context, r Request) (Admission, error) {
 // ticket resolves a scan to its order and the seats it asks for, or a
 // not_valid refusal.
 func (d *Desk) ticket(ctx context.Context, code, orderNo string, seatIDs []string, showID int64) (core.Order, []string, error) {
-	code, seatIDs = seatTicket(code, seatIDs)
 	o, err := d.order(ctx, code, orderNo)
 	if err != nil {
 		return core.Order{}, nil, err
@@ -251,7 +249,6 @@ func (d *Desk) apply(ctx context.Context, o core.Order, scan Scan, showID int64)
 // Undo clears the admission of the order's seats (all when seatIDs is
 // empty) so they admit again, once; staff is audited with the scans undone.
 func (d *Desk) Undo(ctx context.Context, code, orderNo string, seatIDs []string, staff *core.StaffAction) ([]Ticket, error) {
-	code, seatIDs = seatTicket(code, seatIDs)
 	o, err := d.order(ctx, code, orderNo)
 	if errors.Is(err, ErrNotValid) {
 		return nil, fmt.Errorf("undo check-in: %w", core.ErrOrderNotFound)
@@ -278,19 +275,6 @@ func (d *Desk) Undo(ctx context.Context, code, orderNo string, seatIDs []string,
 		return nil, ErrNotCheckedIn
 	}
 	return undone, nil
-}
-
-// SeatTicketCode is what the QR of one seat's ticket carries: the order's
-// code and the seat, so the scan admits that seat alone.
-func SeatTicketCode(code, seatID string) string { return code + "/" + seatID }
-
-// seatTicket reads a seat ticket's code (SeatTicketCode): the order's code,
-// and the seat in place of any asked.
-func seatTicket(code string, seatIDs []string) (string, []string) {
-	if c, seat, ok := strings.Cut(code, "/"); ok {
-		return c, []string{seat}
-	}
-	return code, seatIDs
 }
 
 // order resolves a scanned code or a typed order number; an unknown one is
