@@ -42,7 +42,7 @@ func (cn *console) renderDoor(c echo.Context, d web.DoorData) error {
 	if err != nil {
 		return err
 	}
-	since := time.Now().Add(-doorShowsSince)
+	since := cn.Clock.Now().Add(-doorShowsSince)
 	for _, sh := range shows {
 		if sh.Status != core.ShowCancelled && sh.StartsAt.After(since) {
 			d.Shows = append(d.Shows, sh)
@@ -100,7 +100,7 @@ func (cn *console) doorScan(c echo.Context) error {
 	d := web.DoorData{Gate: c.FormValue("gate"), Code: c.FormValue("code")}
 	p := cn.page(c, "door.title", web.NavDoor)
 	a, err := cn.Checkins.Admit(ctx, checkin.Request{Code: d.Code, Gate: d.Gate,
-		Actor: core.ActorStaffPrefix + s.staff.Username})
+		Actor: core.ActorStaffPrefix + s.staff.Username, ScanID: c.FormValue("scan_id")})
 	var ce *core.Error
 	var show int64
 	switch {

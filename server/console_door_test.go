@@ -187,19 +187,6 @@ func TestDoorSyncSizes(t *testing.T) {
 	if b.csrf == "" {
 		b.csrf = hiddenCSRF.FindStringSubmatch(b.do("GET", "/console/door", nil, nil).Body.String())[1]
 	}
-	batch := func(scans int, code string) string {
-		seats := `"A-1","A-2","A-3","A-4","B-1","B-2","B-3","B-4","C-1","C-2"`
-		var sb strings.Builder
-		sb.WriteString(`{"gate":"north","scans":[`)
-		for i := range scans {
-			if i > 0 {
-				sb.WriteString(",")
-			}
-			fmt.Fprintf(&sb, `{"id":"%016x","code":%q,"at":%q,"seat_ids":[%s]}`, i+1, code, time.Now().UTC().Format(time.RFC3339), seats)
-		}
-		sb.WriteString("]}")
-		return sb.String()
-	}
 	sync := func(body string, csrf bool) *httptest.ResponseRecorder {
 		req := httptest.NewRequestWithContext(t.Context(), "POST", "/console/door/sync", strings.NewReader(body))
 		req.RemoteAddr = b.ip + ":40000"
@@ -214,17 +201,32 @@ func TestDoorSyncSizes(t *testing.T) {
 		env.e.ServeHTTP(rec, req)
 		return rec
 	}
-	full := batch(checkin.MaxSyncScans, "ZZZZZZZZ")
+	full := syncBatch(checkin.MaxSyncScans, "ZZZZZZZZ")
 	if len(full) <= consoleFormLimit {
 		t.Fatalf("a full batch is %d bytes: the test wants one past the form limit %d", len(full), consoleFormLimit)
 	}
 	if rec := sync(full, true); rec.Code != http.StatusOK || strings.Count(rec.Body.String(), `"result":"not_valid"`) != checkin.MaxSyncScans {
 		t.Fatalf("a full batch of unknown codes: %d %.300s, want 200 and %d not_valid", rec.Code, rec.Body, checkin.MaxSyncScans)
 	}
-	if rec := sync(batch(checkin.MaxSyncScans, strings.Repeat("Z", 400)), true); rec.Code != http.StatusRequestEntityTooLarge {
+	if rec := sync(syncBatch(checkin.MaxSyncScans, strings.Repeat("Z", 400)), true); rec.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a batch past the sync limit: %d, want 413", rec.Code)
 	}
-	if rec := sync(batch(1, "ZZZZZZZZ"), false); rec.Code != http.StatusForbidden {
+	if rec := sync(syncBatch(1, "ZZZZZZZZ"), false); rec.Code != http.StatusForbidden {
 		t.Fatalf("a sync without the CSRF token: %d, want 403", rec.Code)
 	}
+}
+
+// syncBatch is an offline gate's sync body of scans of code, 10 seats each.
+func syncBatch(scans int, code string) string {
+	seats := `"A-1","A-2","A-3","A-4","B-1","B-2","B-3","B-4","C-1","C-2"`
+	var sb strings.Builder
+	sb.WriteString(`{"gate":"north","scans":[`)
+	for i := range scans {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"id":"%016x","code":%q,"at":%q,"seat_ids":[%s]}`, i+1, code, time.Now().UTC().Format(time.RFC3339), seats)
+	}
+	sb.WriteString("]}")
+	return sb.String()
 }

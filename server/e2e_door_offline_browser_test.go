@@ -15,10 +15,10 @@ import (
 )
 
 // TestDoorOfflineInBrowser: two gates download a show's ticket list, lose
-// their connection (the browser cuts it), scan 500 tickets each with 20
-// in common, and reconnect: every scan reaches the server, the 20 tickets
-// let in twice are 20 double_entry cases naming both gates, and the door
-// counts every ticket once. Offline, a gate says so and how many scans
+// their connection (the browser cuts it: a scan gets no answer), scan 500
+// tickets each with 20 in common, and reconnect: every scan reaches the
+// server, the 20 tickets let in twice are 20 double_entry cases naming
+// both gates, and the door counts every ticket once. Offline, a gate says so and how many scans
 // wait; a ticket it admitted itself it refuses, without the server.
 func TestDoorOfflineInBrowser(t *testing.T) {
 	const perGate, common = 500, 20
@@ -101,8 +101,9 @@ func TestDoorOfflineInBrowser(t *testing.T) {
 	}
 }
 
-// cutConnection takes the tab's network down (every request fails, and
-// the page is told it is offline) or brings it back.
+// cutConnection takes the tab's network down (every request fails; the
+// page is not told, as when a venue's wifi stays up and the server is
+// gone) or brings it back.
 func cutConnection(t *testing.T, b tab, cut bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
@@ -113,10 +114,6 @@ func cutConnection(t *testing.T, b tab, cut bool) {
 	if _, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
 		MatchedNetworkConditions: []*network.Conditions{{Offline: cut, DownloadThroughput: -1, UploadThroughput: -1}}}); err != nil {
 		t.Fatalf("%s: network offline=%v: %v", b.name, cut, err)
-	}
-	if _, err := chromedp.Call(ctx, network.OverrideNetworkState, network.OverrideNetworkStateParams{
-		Offline: cut, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
-		t.Fatalf("%s: navigator offline=%v: %v", b.name, cut, err)
 	}
 }
 

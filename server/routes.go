@@ -87,7 +87,9 @@ func (s *Server) routes() {
 	// Door scans (api_checkins.go).
 	api.POST("/checkins", s.handleCheckin, mw...)
 	api.POST("/checkins/undo", s.handleUndoCheckin, mw...)
-	api.POST("/checkins/sync", s.handleSyncCheckins, mw...)
+	// An offline gate's batch is larger than any other request.
+	api.POST("/checkins/sync", s.handleSyncCheckins, s.overload.limit, auth, s.abuse.middleware,
+		middleware.BodyLimit(syncBodyLimit), deadline(s.cfg.RequestTimeout))
 	api.GET("/shows/:id/tickets", s.handleTicketList, mw...)
 	var recon ReconcileRunner
 	if s.recon != nil { // servers built without one (handler tests) have no reconcile routes

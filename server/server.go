@@ -24,6 +24,11 @@ import (
 // order for a handful of seats) is a few hundred bytes.
 const apiBodyLimit = "64K"
 
+// syncBodyLimit bounds an offline gate's batch (POST /checkins/sync):
+// checkin.MaxSyncScans scans of up to 10 seats each. The console's scan
+// page sends the same batches (doorSyncBodyLimit).
+const syncBodyLimit = "256K"
+
 // maxClockSkew is how far a payment callback's timestamp may be from our
 // clock; it limits how long a captured callback can be replayed.
 const maxClockSkew = 5 * time.Minute

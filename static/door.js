@@ -1,22 +1,31 @@
 // The gate's scan page (web/door.templ): scans answered in place, the
-// answer's sound, the camera, and offline scanning. A gate that downloaded its show's ticket list keeps scanning
-// when the connection drops: it decides from the list (codes only as
-// salted SHA-256 hashes), remembers what it admitted, and sends those
-// scans to the server (/door/sync) once the connection is back, where a
-// ticket admitted twice becomes a double_entry case. The list and the
-// waiting scans live in localStorage, so a closed tab loses neither.
+// answer's sound, the camera, and offline scanning. A gate that downloaded
+// its show's ticket list keeps scanning when the connection drops: it
+// decides from the list (codes only as salted SHA-256 hashes), remembers
+// what it admitted, and sends those scans to the server (/door/sync) once
+// the connection is back, where a ticket admitted twice becomes a
+// double_entry case. The list and the waiting scans live in localStorage,
+// so a closed tab loses neither; the page itself cannot load without the
+// server, so a gate does not reload it offline.
 (function () {
   "use strict";
 
   // The answer is heard as well as seen, so a gate need not look at the
   // screen between two scans: one high tone for admitted, two low ones for
   // a refusal (Web Audio; no file to fetch, nothing if the browser has none).
+  var audio = null; // one context for the page: browsers cap how many live
+
   function sound(ok) {
     var Ctx = window.AudioContext || window.webkitAudioContext;
     if (!Ctx) {
       return;
     }
-    var ctx = new Ctx();
+    try {
+      audio = audio || new Ctx();
+    } catch (e) {
+      return; // no sound is no reason to lose the answer
+    }
+    var ctx = audio;
     if (ctx.state === "suspended" && ctx.resume) {
       // Allowed once the gate has used the page (a scan is a key press).
       ctx.resume().catch(function () {});
@@ -102,7 +111,8 @@
   }
 
   var root, form, codeField, gateField, texts, alphabet, codeLen;
-  var store = { list: null, index: {}, local: {}, queue: [] };
+  var store = { list: null, index: {}, local: {}, queue: [], sent: {} };
+  var LIST_MAX_AGE = 36 * 3600 * 1000; // a list is forgotten after its show
   var online = navigator.onLine !== false;
   var KEY = "seatflow.door";
 
@@ -136,24 +146,67 @@
   }
 
   function load() {
-    try {
-      var saved = JSON.parse(localStorage.getItem(KEY) || "null");
-      if (saved && saved.list) {
-        store.list = saved.list;
-        store.local = saved.local || {};
-        store.queue = saved.queue || [];
-        store.showName = saved.showName || "";
-      } else if (saved && saved.queue) {
-        store.queue = saved.queue;
-      }
-    } catch (e) {
-      // A corrupt entry is no list: the gate downloads again.
+    var saved = stored();
+    if (saved.list) {
+      store.list = saved.list;
+      store.local = saved.local || {};
+      store.showName = saved.showName || "";
+    }
+    store.queue = saved.queue || [];
+    // A list a day and a half old is forgotten once its scans are sent:
+    // a device lost after the show holds no codes to try.
+    if (store.list && !store.queue.length && Date.now() - new Date(store.list.generated_at).getTime() > LIST_MAX_AGE) {
+      store.list = null;
+      store.local = {};
+      save();
     }
     reindex();
   }
 
+  function stored() {
+    try {
+      return JSON.parse(localStorage.getItem(KEY) || "null") || {};
+    } catch (e) {
+      return {}; // a corrupt entry is no list: the gate downloads again
+    }
+  }
+
+  // save writes the list and the scans, merged with what another tab of
+  // this gate wrote meanwhile (its scans are kept unless this tab sent
+  // them), so two tabs do not erase each other's scans.
   function save() {
-    localStorage.setItem(KEY, JSON.stringify({ list: store.list, showName: store.showName, local: store.local, queue: store.queue }));
+    var saved = stored();
+    var have = {};
+    store.queue.forEach(function (q) { have[q.id] = true; });
+    (saved.queue || []).forEach(function (q) {
+      if (!have[q.id] && !store.sent[q.id]) {
+        store.queue.push(q);
+      }
+    });
+    if (store.list && saved.list && saved.list.salt === store.list.salt) {
+      Object.keys(saved.local || {}).forEach(function (h) {
+        var mine = store.local[h] || { seats: [], at: saved.local[h].at };
+        saved.local[h].seats.forEach(function (seat) {
+          if (mine.seats.indexOf(seat) < 0) {
+            mine.seats.push(seat);
+          }
+        });
+        store.local[h] = mine;
+      });
+    }
+    try {
+      localStorage.setItem(KEY, JSON.stringify({ list: store.list, showName: store.showName, local: store.local, queue: store.queue }));
+      storageError("");
+    } catch (e) {
+      storageError(texts["door.offline.storage"]); // full: the scans live in this page only
+    }
+  }
+
+  function storageError(text) {
+    var el = document.getElementById("door-offline-error");
+    if (el) {
+      el.textContent = text;
+    }
   }
 
   function reindex() {
@@ -203,7 +256,7 @@
   }
 
   // decide answers a scan from the list and queues what it admitted.
-  function decide(raw, gate) {
+  function decide(raw, gate, id) {
     var code = normalize(raw);
     var t = code && store.index[hashOf(code)];
     if (!t) {
@@ -221,7 +274,7 @@
     }
     var at = new Date().toISOString();
     store.local[h] = { seats: mine.seats.concat(left), at: at };
-    store.queue.push({ id: randomID(), code: code, at: at, seat_ids: left, gate: gate });
+    store.queue.push({ id: id, code: code, at: at, seat_ids: left, gate: gate });
     save();
     return { result: "admitted", seats: left, count: done.length + left.length, of: t.seats.length };
   }
@@ -297,9 +350,9 @@
     return true;
   }
 
-  function offlineScan(code, gate) {
+  function offlineScan(code, gate, id) {
     setOnline(false);
-    show(decide(code, gate));
+    show(decide(code, gate, id));
     codeField.value = "";
     codeField.focus();
     render();
@@ -322,14 +375,20 @@
   // answer within 4 s, the list decides.
   function scan(ev) {
     ev.preventDefault();
+    // The scan's id goes with it: when no answer comes and the list
+    // decides, the scan sent later under the same id finds its own
+    // admission, if the server made it, not a double entry.
+    var id = randomID();
     var code = codeField.value, gate = gateField.value.trim();
     if (!online && store.list) {
-      offlineScan(code, gate);
+      offlineScan(code, gate, id);
       return;
     }
+    var body = new URLSearchParams(new FormData(form));
+    body.set("scan_id", id);
     var ctl = new AbortController();
     var timer = setTimeout(function () { ctl.abort(); }, 4000);
-    fetch(form.action, { method: "POST", body: new URLSearchParams(new FormData(form)), signal: ctl.signal, credentials: "same-origin" })
+    fetch(form.action, { method: "POST", body: body, signal: ctl.signal, credentials: "same-origin" })
       .then(function (r) {
         clearTimeout(timer);
         if (r.status >= 500) {
@@ -338,18 +397,19 @@
         return r.text();
       })
       .then(function (html) {
+        // Only no answer is offline: a page that is not the scan page
+        // (signed out) is shown as it is.
         if (!swap(html)) {
-          form.submit(); // signed out, or another page: let the browser show it
+          form.submit();
           return;
         }
         setOnline(true);
         codeField.value = "";
         codeField.focus();
-      })
-      .catch(function () {
+      }, function () {
         clearTimeout(timer);
         if (store.list) {
-          offlineScan(code, gate);
+          offlineScan(code, gate, id);
         } else {
           unchecked();
         }
@@ -360,6 +420,7 @@
   // has one for QR, else with jsQR (static/jsqr.js, fetched on first use).
   // A code is scanned when it comes into view, not again while it stays.
   var camera = null;
+  var cameraStarting = false;
 
   function loadScript(src) {
     return new Promise(function (resolve, reject) {
@@ -408,24 +469,22 @@
     });
   }
 
-  function readFrame() {
-    if (!camera || !camera.read) {
-      return;
+  function readFrame(cam) {
+    if (camera !== cam || !cam.read) {
+      return; // stopped, or restarted: that one reads its own frames
     }
-    camera.read(document.getElementById("door-video")).then(function (text) {
+    cam.read(document.getElementById("door-video")).then(function (text) {
       var now = Date.now();
-      if (text && (text !== camera.last || now - camera.seen > 1500)) {
+      if (text && (text !== cam.last || now - cam.seen > 1500)) {
         codeField.value = text;
         form.requestSubmit();
       }
       if (text) {
-        camera.last = text;
-        camera.seen = now;
+        cam.last = text;
+        cam.seen = now;
       }
     }).catch(function () {}).then(function () {
-      if (camera) {
-        setTimeout(readFrame, 200);
-      }
+      setTimeout(function () { readFrame(cam); }, 200);
     });
   }
 
@@ -447,9 +506,14 @@
       stopCamera();
       return;
     }
+    if (cameraStarting) {
+      return; // the browser is still asking for the camera
+    }
+    cameraStarting = true;
     navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" }, audio: false })
       .then(function (stream) {
         var video = document.getElementById("door-video");
+        cameraStarting = false;
         camera = { stream: stream, last: "", seen: 0 };
         video.srcObject = stream;
         video.hidden = false;
@@ -461,10 +525,11 @@
       .then(function (read) {
         if (camera) {
           camera.read = read;
-          readFrame();
+          readFrame(camera);
         }
       })
       .catch(function () {
+        cameraStarting = false;
         if (camera) {
           stopCamera();
         }
@@ -473,11 +538,12 @@
   }
 
   var syncing = false;
+  var syncRefused = false; // the server refused a batch: not again until a new list
 
   // sync sends the waiting scans of one gate, up to 500 at a time; those
   // the server answered leave the queue.
   function sync() {
-    if (syncing || !store.queue.length) {
+    if (syncing || syncRefused || !store.queue.length) {
       return;
     }
     syncing = true;
@@ -489,14 +555,26 @@
       headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
       body: JSON.stringify(body)
     }).then(function (r) {
+      if (r.status >= 400 && r.status < 500) {
+        // Refused, not unreachable: sent again it would be refused again.
+        // The scans stay, and the gate says so.
+        syncing = false;
+        syncRefused = true;
+        storageError(fmt("door.offline.refused", [r.status]));
+        return null;
+      }
       if (!r.ok) {
         throw new Error("sync " + r.status);
       }
       return r.json();
     }).then(function (res) {
+      if (!res) {
+        return;
+      }
       var done = {}, doubles = 0, invalid = 0;
       res.results.forEach(function (x) {
         done[x.id] = true;
+        store.sent[x.id] = true;
         doubles += x.result === "double_entry" ? 1 : 0;
         invalid += x.result === "not_valid" ? 1 : 0;
       });
@@ -543,8 +621,18 @@
       .then(function (list) {
         store.list = list;
         store.showName = sel.options[sel.selectedIndex].text;
-        store.local = {}; // the new list knows every admission so far
+        // The new list knows every admission the server has; the scans
+        // still waiting here it does not.
+        store.local = {};
         reindex();
+        store.queue.forEach(function (q) {
+          var t = store.index[hashOf(q.code)];
+          if (t) {
+            var mine = store.local[t.hash] || { seats: [], at: q.at };
+            store.local[t.hash] = { seats: mine.seats.concat(q.seat_ids), at: q.at };
+          }
+        });
+        syncRefused = false;
         save();
         setOnline(true);
         render();

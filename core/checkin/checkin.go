@@ -109,6 +109,10 @@ type Request struct {
 	ShowID  int64    // when not 0, the show this gate admits to
 	SeatIDs []string // part of the order; empty: all its seats
 	Actor   string   // who scanned: staff:<name> or api:<prefix>
+	// ScanID, when set (16 hex digits), names the scan: a gate that got no
+	// answer and decided the scan offline sends it again under this id
+	// (Sync), which then finds its own admission, not a double entry.
+	ScanID string
 }
 
 // Admission is an admitted scan.
@@ -180,11 +184,18 @@ func (d *Desk) admit(ctx context.Context, r Request) (Admission, error) {
 	if err != nil {
 		return Admission{}, err
 	}
+	if r.ScanID != "" && !isScanID(r.ScanID) {
+		return Admission{}, &core.Error{Kind: core.KindInvalid, Code: "invalid_request", Field: "scan_id",
+			Message: "scan_id: want 16 lowercase hex digits"}
+	}
 	o, seats, err := d.ticket(ctx, r.Code, r.OrderNo, r.SeatIDs, r.ShowID)
 	if err != nil {
 		return Admission{}, err
 	}
-	scan := Scan{OrderNo: o.OrderNo, SeatIDs: seats, Gate: gate, Actor: r.Actor, At: d.clock.Now().UTC(), ID: newScanID()}
+	scan := Scan{OrderNo: o.OrderNo, SeatIDs: seats, Gate: gate, Actor: r.Actor, At: d.clock.Now().UTC(), ID: r.ScanID}
+	if scan.ID == "" {
+		scan.ID = newScanID()
+	}
 	a, first, err := d.apply(ctx, o, scan, r.ShowID)
 	if err != nil || len(a.Seats) > 0 {
 		return a, err

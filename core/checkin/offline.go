@@ -18,7 +18,10 @@ import (
 // ticket list (List) and, while offline, decides scans from it in the
 // browser (static/door.js); the scans it admitted wait there and are sent
 // with Sync once the connection is back. The list holds no codes, only
-// salted hashes of them, so a copy lost with a phone prints no tickets.
+// salted hashes of them: no code can be read off it, but an 8-character
+// code is short enough to find by trying them all against a hash, so a
+// gate's device is kept like the tickets themselves (door.js forgets a
+// list a day and a half old once its scans are sent).
 // Sync records each offline admission at the time and gate it happened. A
 // ticket that another scan had admitted (another offline gate, one gate
 // twice, an online gate) went in twice: the scan that reached the server
@@ -44,6 +47,7 @@ const maxCodeLen = 64
 
 // syncSkew is how far in the future an offline scan's time may be (the
 // gate's clock runs ahead of the server's); syncMaxAge how old it may be.
+// Past either, Sync records the scan at its own time.
 const (
 	syncSkew   = 5 * time.Minute
 	syncMaxAge = 7 * 24 * time.Hour
@@ -102,6 +106,9 @@ type Synced struct {
 	// CaseID the case opened for ops.
 	First  *Entry `json:"first,omitempty"`
 	CaseID int64  `json:"case_id,omitempty"`
+	// AtCorrected: the gate's time was ahead of the server's or over
+	// syncMaxAge old, and the scan is recorded at the sync's time.
+	AtCorrected bool `json:"at_corrected,omitempty"`
 }
 
 // CodeHash is how a list names a code: hex of the first 16 bytes of
@@ -149,10 +156,20 @@ func (d *Desk) Sync(ctx context.Context, r SyncRequest) ([]Synced, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkScans(r.Scans, d.clock.Now()); err != nil {
+	if err := checkScans(r.Scans); err != nil {
 		return nil, err
 	}
+	// A gate's clock may be wrong; the scan happened all the same. A time
+	// ahead of the server's, or too old to be this visit's, is recorded
+	// at the server's time of the sync, and the answer says so.
+	now := d.clock.Now().UTC()
 	scans := slices.Clone(r.Scans)
+	corrected := make(map[string]bool)
+	for i, s := range scans {
+		if s.At.After(now.Add(syncSkew)) || s.At.Before(now.Add(-syncMaxAge)) {
+			scans[i].At, corrected[s.ID] = now, true
+		}
+	}
 	slices.SortStableFunc(scans, func(a, b OfflineScan) int { return a.At.Compare(b.At) })
 	out := make([]Synced, 0, len(scans))
 	for _, s := range scans {
@@ -160,6 +177,7 @@ func (d *Desk) Sync(ctx context.Context, r SyncRequest) ([]Synced, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sync scan %s of gate %s: %w", s.ID, gate, err)
 		}
+		res.AtCorrected = corrected[s.ID]
 		d.results.WithLabelValues(res.Result).Inc()
 		out = append(out, res)
 	}
@@ -219,7 +237,7 @@ func notValid(err error) *Refusal {
 	return nil
 }
 
-func checkScans(scans []OfflineScan, now time.Time) error {
+func checkScans(scans []OfflineScan) error {
 	if len(scans) == 0 || len(scans) > MaxSyncScans {
 		return &core.Error{Kind: core.KindInvalid, Code: "invalid_request", Field: "scans",
 			Message: fmt.Sprintf("scans: send 1 to %d scans", MaxSyncScans)}
@@ -237,8 +255,6 @@ func checkScans(scans []OfflineScan, now time.Time) error {
 			return bad("id", "sent twice in one request")
 		case strings.TrimSpace(s.Code) == "" || utf8.RuneCountInString(s.Code) > maxCodeLen:
 			return bad("code", fmt.Sprintf("give the scanned code, at most %d characters", maxCodeLen))
-		case s.At.After(now.Add(syncSkew)) || s.At.Before(now.Add(-syncMaxAge)):
-			return bad("at", fmt.Sprintf("want a time within the last %v", syncMaxAge))
 		}
 		seen[s.ID] = true
 	}
