@@ -102,6 +102,7 @@ const (
 	AuditSeatsUnblock       = "seats_unblock"
 	AuditBestRules          = "best_rules"     // a show's best-available rules changed
 	AuditShowEdit           = "show_edit"      // a show's name, venue or times changed
+	AuditShowReprice        = "show_reprice"   // a show's category prices changed
 	AuditShowCancel         = "show_cancel"    // a show cancelled from the console
 	AuditShowPublish        = "show_publish"   // a draft show put on sale
 	AuditArchiveDelete      = "archive_delete" // archived audit rows deleted by `seatflow archive --delete`

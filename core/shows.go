@@ -178,6 +178,10 @@ type ShowStore interface {
 	// transaction that locks the show row: ErrShowOnSale once an order
 	// exists, ErrShowCancelled. Blocks of seats that left the plan go.
 	ReplacePlan(ctx context.Context, showID int64, cats []PriceCategory, seats []Seat) (Show, error)
+	// Reprice sets the price of the categories in prices (code → cents)
+	// and of their seats, under the same lock and rule as ReplacePlan, and
+	// bumps plan_version.
+	Reprice(ctx context.Context, showID int64, prices map[string]int64) (Show, error)
 	// CancelShow moves the show on sale (or a draft) → cancelled; false
 	// when it already was.
 	CancelShow(ctx context.Context, showID int64, at time.Time) (bool, error)

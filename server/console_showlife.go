@@ -19,6 +19,7 @@ func (cn *console) showLifeRoutes(g *echo.Group) {
 	setUp := cn.requireRole(access.ActShows)
 	g.GET("/shows/:id/edit", cn.showEditForm, setUp)
 	g.POST("/shows/:id/edit", cn.editShow, setUp)
+	g.POST("/shows/:id/prices", cn.repriceShow, setUp)
 	g.GET("/shows/:id/cancel", cn.cancelShowForm, setUp)
 	g.POST("/shows/:id/cancel", cn.cancelShow, setUp)
 	g.POST("/shows/:id/publish", cn.publishShow, setUp)
@@ -45,7 +46,89 @@ func (cn *console) showEditForm(c echo.Context) error {
 	case len(plan.Pending) > 0 || len(plan.Paid) > 0:
 		d.Locked = "showedit.locked_orders"
 	}
+	if d.Prices, err = cn.priceFields(c, s, nil); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, web.ShowEditPage(p, d))
+}
+
+// priceFields are the show's categories in the prices form: as typed
+// (typed, by code) or else as stored.
+func (cn *console) priceFields(c echo.Context, s core.Show, typed map[string]string) ([]web.PriceField, error) {
+	cats, err := cn.Engine.Store().PriceCategories(c.Request().Context(), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	fields := make([]web.PriceField, len(cats))
+	for i, k := range cats {
+		v, ok := typed[k.Code]
+		if !ok {
+			v = web.AmountField(k.PriceCents, s.Currency)
+		}
+		fields[i] = web.PriceField{Code: k.Code, Name: k.Name, Value: v}
+	}
+	return fields, nil
+}
+
+// repriceShow saves the prices form through core.Engine.Reprice (the
+// plan's rule: only before the first order); a refusal comes back on the
+// form as typed, nothing written.
+func (cn *console) repriceShow(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	show, err := cn.Engine.Store().Show(ctx, id)
+	if err != nil {
+		return err
+	}
+	p := cn.page(c, "showedit.title", web.NavShows)
+	d := web.ShowEditData{Show: show, Form: web.ShowEditForm{Name: show.Name, Venue: show.Venue,
+		StartsAt: p.DateTimeLocal(show.StartsAt), SalesEnd: p.DateTimeLocal(show.SalesEnd)}}
+	cats, err := cn.Engine.Store().PriceCategories(ctx, id)
+	if err != nil {
+		return err
+	}
+	typed := make(map[string]string, len(cats))
+	changes := make([]core.PriceChange, 0, len(cats))
+	var said []string
+	for _, k := range cats {
+		v := strings.TrimSpace(c.FormValue("price_" + k.Code))
+		typed[k.Code] = v
+		cents, perr := core.ParseAmount(v, show.Currency)
+		if perr != nil && d.PriceError == "" {
+			d.PriceError = k.Name + ": " + perr.Error()
+		}
+		changes = append(changes, core.PriceChange{Code: k.Code, PriceCents: cents})
+		said = append(said, k.Code+" "+web.AmountField(cents, show.Currency))
+	}
+	if d.PriceError == "" {
+		if _, err = cn.Engine.Reprice(ctx, id, changes); err == nil {
+			cn.audit(c, core.AuditEntry{Action: core.AuditShowReprice, Target: "show:" + strconv.FormatInt(id, 10),
+				Detail: map[string]any{"prices": strings.Join(said, ", ") + " " + show.Currency}})
+			return c.Redirect(http.StatusSeeOther, web.URL("/shows/"+strconv.FormatInt(id, 10)+"/edit?msg=prices_edited"))
+		}
+		var ce *core.Error
+		switch {
+		case errors.Is(err, core.ErrShowOnSale):
+			d.Locked = "showedit.locked_orders"
+		case errors.Is(err, core.ErrShowCancelled):
+			d.Locked = "showedit.locked_cancelled"
+		case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
+			d.PriceError = ce.Message
+		default:
+			return err
+		}
+	}
+	if d.Prices, err = cn.priceFields(c, show, typed); err != nil {
+		return err
+	}
+	status := http.StatusUnprocessableEntity
+	if d.Locked != "" {
+		status = http.StatusConflict
+	}
+	return render(c, status, web.ShowEditPage(p, d))
 }
 
 // editShow saves the form through core.Engine.EditShow, so it is checked
@@ -95,6 +178,9 @@ func (cn *console) editShow(c echo.Context) error {
 		default:
 			return err
 		}
+	}
+	if d.Prices, err = cn.priceFields(c, show, nil); err != nil {
+		return err
 	}
 	status := http.StatusUnprocessableEntity
 	if d.Locked != "" {

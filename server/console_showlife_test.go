@@ -236,3 +236,64 @@ func TestConsoleDraftShow(t *testing.T) {
 		}
 	})
 }
+
+// TestConsoleReprice: a manager changes a category's price in the
+// currency's units on the show's edit page (audited; the next order pays
+// it); a bad amount comes back on the form as typed, nothing written;
+// once the show has an order the prices are refused (409).
+func TestConsoleReprice(t *testing.T) {
+	env := newConsoleEnv(t)
+	b := env.login(access.RoleManager)
+	ctx := context.Background()
+	show, err := env.engine.CreateShow(ctx, core.NewShow{Name: "Prices", StartsAt: time.Now().Add(24 * time.Hour), Currency: "EUR",
+		Plan: core.PlanSpec{Categories: []core.PriceCategory{{Code: "A", Name: "Stalls", PriceCents: 5000}, {Code: "B", Name: "Balcony", PriceCents: 3000}},
+			Grid: &core.GridSpec{Rows: 2, SeatsPerRow: 2, RowCategories: []core.RowCategory{{From: 1, To: 1, Category: "A"}, {From: 2, To: 2, Category: "B"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := fmt.Sprintf("/console/shows/%d/edit", show.ID)
+	prices := fmt.Sprintf("/console/shows/%d/prices", show.ID)
+	if body := b.do("GET", edit, nil, nil).Body.String(); !strings.Contains(body, `id="price-A"`) || !strings.Contains(body, `value="50.00"`) ||
+		!strings.Contains(body, `value="30.00"`) {
+		t.Fatalf("the prices form lacks the stored prices in euros: %.3000s", body)
+	}
+	for _, c := range []struct {
+		name   string
+		a, b   string
+		status int
+		want   string // in the answer
+	}{
+		{"not an amount", "fifty", "30", http.StatusUnprocessableEntity, "Stalls: &#34;fifty&#34; is not an amount of EUR"},
+		{"three decimals", "50.005", "30", http.StatusUnprocessableEntity, "with at most 2 decimals"},
+		{"stalls at 65.50", "65.5", "30", http.StatusSeeOther, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			audits := env.auditCount(core.AuditShowReprice)
+			rec := b.post(prices, url.Values{"price_A": {c.a}, "price_B": {c.b}})
+			if rec.Code != c.status || c.want != "" && !strings.Contains(rec.Body.String(), c.want) {
+				t.Fatalf("%d, want %d with %q: %.2000s", rec.Code, c.status, c.want, rec.Body)
+			}
+			want := audits
+			if c.status == http.StatusSeeOther {
+				want++
+			} else if !strings.Contains(rec.Body.String(), `value="`+c.a+`"`) {
+				t.Errorf("the form lost what was typed (%q)", c.a)
+			}
+			if got := env.auditCount(core.AuditShowReprice); got != want {
+				t.Errorf("%d show_reprice audit rows, want %d", got, want)
+			}
+		})
+	}
+	cats, err := env.db.PriceCategories(ctx, show.ID)
+	if err != nil || cats[0].PriceCents != 6550 || cats[1].PriceCents != 3000 {
+		t.Fatalf("categories %+v (%v), want A 6550, B 3000", cats, err)
+	}
+	o, err := env.engine.Place(ctx, core.PlaceRequest{UserID: 5, ShowID: show.ID, SeatIDs: []string{"A-1"}})
+	if err != nil || o.AmountCents != 6550 {
+		t.Fatalf("order %+v (%v), want the new price 6550", o, err)
+	}
+	rec := b.post(prices, url.Values{"price_A": {"70"}, "price_B": {"30"}})
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), `id="show-edit-locked"`) {
+		t.Fatalf("prices after an order: %d, want 409 and the form locked: %.1500s", rec.Code, rec.Body)
+	}
+}

@@ -1,6 +1,10 @@
 package web
 
-import "seatflow/core"
+import (
+	"strings"
+
+	"seatflow/core"
+)
 
 // ShowEditForm is a show's details as the edit form holds them: times as
 // datetime-local values in the console's zone ("" sales end: until the
@@ -17,6 +21,22 @@ type ShowEditData struct {
 	// (orders, cancelled), or "".
 	Locked string
 	Error  string
+	// Prices are the show's categories in the prices form, their prices
+	// in the currency's units as typed; PriceError says why they were
+	// refused.
+	Prices     []PriceField
+	PriceError string
+}
+
+// PriceField is one category's price in the prices form.
+type PriceField struct {
+	Code, Name, Value string
+}
+
+// AmountField writes minor units as a form field holds them: the
+// currency's units, its decimals, no grouping ("1234.50").
+func AmountField(minor int64, currency string) string {
+	return sign(minor) + strings.ReplaceAll(decimal(minor, core.MinorUnits(currency)), ",", "")
 }
 
 // CancelShowData is a show's cancel page: before, what cancelling would
@@ -44,6 +64,11 @@ var showLifeTexts = map[string]entry{
 	"showedit.err_sales_end":    {"Sales end: not a date and time.", "停售时间：不是有效的日期时间。"},
 	"showedit.cancel_link":      {"Cancel this show…", "取消此场次…"},
 	"notice.show_edited":        {"Show details saved.", "场次信息已保存。"},
+	"showedit.prices":           {"Prices (%s)", "票价（%s）"},
+	"showedit.prices_help":      {"The price of each category, in the currency's units (25 or 25.50), for its seats too. Prices change only until the first order.", "各票档价格（连同其座位），以货币单位填写（如 25 或 25.50）。仅在第一笔订单之前可修改。"},
+	"showedit.prices_save":      {"Save the prices", "保存票价"},
+	"notice.prices_edited":      {"Prices saved.", "票价已保存。"},
+	"audit.action.show_reprice": {"changed a show's prices", "修改场次票价"},
 	"cancelshow.title":          {"Cancel the show", "取消场次"},
 	"cancelshow.what":           {"Cancelling takes the show off sale at once: no order can be placed from then on. The holds below end now and their seats are released; the paid orders below are listed for refund afterwards, one by one.", "取消后场次立即停售，不能再下单。以下锁座立即结束并释放座位；以下已支付订单随后列出，逐一退款。"},
 	"cancelshow.pending":        {"Holds that end now (%d)", "将立即结束的锁座（%d）"},

@@ -111,6 +111,7 @@ func detailFields(currency string) []detailField {
 		{"scans", "ev.scans", plain},
 		{"sessions", "ev.sessions", plain},
 		{"seats", "ev.seat_count", plain},
+		{"prices", "ev.prices", plain},
 		{"key", "ev.item", plain},
 		{"prefix", "ev.key_prefix", plain},
 		{"api_key", "ev.api_key", plain},
