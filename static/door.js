@@ -196,7 +196,10 @@
     }
     try {
       localStorage.setItem(KEY, JSON.stringify({ list: store.list, showName: store.showName, local: store.local, queue: store.queue }));
-      storageError("");
+      var el = document.getElementById("door-offline-error");
+      if (el && el.textContent === texts["door.offline.storage"]) {
+        storageError(""); // room again; a refused sync stays said
+      }
     } catch (e) {
       storageError(texts["door.offline.storage"]); // full: the scans live in this page only
     }
