@@ -109,19 +109,35 @@ func (cn *console) repriceShow(c echo.Context) error {
 				Detail: map[string]any{"prices": strings.Join(said, ", ") + " " + show.Currency}})
 			return c.Redirect(http.StatusSeeOther, web.URL("/shows/"+strconv.FormatInt(id, 10)+"/edit?msg=prices_edited"))
 		}
-		var ce *core.Error
-		switch {
-		case errors.Is(err, core.ErrShowOnSale):
-			d.Locked = "showedit.locked_orders"
-		case errors.Is(err, core.ErrShowCancelled):
-			d.Locked = "showedit.locked_cancelled"
-		case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
-			d.PriceError = ce.Message
-		default:
+		if err := showEditRefused(err, &d, &d.PriceError); err != nil {
 			return err
 		}
 	}
-	if d.Prices, err = cn.priceFields(c, show, typed); err != nil {
+	return cn.renderShowEditRefused(c, p, d, typed)
+}
+
+// showEditRefused puts why an edit was refused on d: the show locked, or
+// bad input in *msg; an error it cannot put in words is returned.
+func showEditRefused(err error, d *web.ShowEditData, msg *string) error {
+	var ce *core.Error
+	switch {
+	case errors.Is(err, core.ErrShowOnSale):
+		d.Locked = "showedit.locked_orders"
+	case errors.Is(err, core.ErrShowCancelled):
+		d.Locked = "showedit.locked_cancelled"
+	case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
+		*msg = ce.Message
+	default:
+		return err
+	}
+	return nil
+}
+
+// renderShowEditRefused answers a refused edit with the page: 409 when
+// the show is locked, 422 for bad input; typed keeps the prices as typed.
+func (cn *console) renderShowEditRefused(c echo.Context, p web.Page, d web.ShowEditData, typed map[string]string) error {
+	var err error
+	if d.Prices, err = cn.priceFields(c, d.Show, typed); err != nil {
 		return err
 	}
 	status := http.StatusUnprocessableEntity
@@ -167,26 +183,11 @@ func (cn *console) editShow(c echo.Context) error {
 			cn.audit(c, core.AuditEntry{Action: core.AuditShowEdit, Target: "show:" + strconv.FormatInt(id, 10), Detail: detail})
 			return c.Redirect(http.StatusSeeOther, web.URL("/shows/"+strconv.FormatInt(id, 10)+"/edit?msg=show_edited"))
 		}
-		var ce *core.Error
-		switch {
-		case errors.Is(err, core.ErrShowOnSale):
-			d.Locked = "showedit.locked_orders"
-		case errors.Is(err, core.ErrShowCancelled):
-			d.Locked = "showedit.locked_cancelled"
-		case errors.As(err, &ce) && ce.Kind == core.KindInvalid:
-			d.Error = ce.Message
-		default:
+		if err := showEditRefused(err, &d, &d.Error); err != nil {
 			return err
 		}
 	}
-	if d.Prices, err = cn.priceFields(c, show, nil); err != nil {
-		return err
-	}
-	status := http.StatusUnprocessableEntity
-	if d.Locked != "" {
-		status = http.StatusConflict
-	}
-	return render(c, status, web.ShowEditPage(p, d))
+	return cn.renderShowEditRefused(c, p, d, nil)
 }
 
 // formTime reads a datetime-local value in the console's zone; "" is the

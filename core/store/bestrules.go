@@ -28,12 +28,8 @@ func (db *DB) SetBestRules(ctx context.Context, showID int64, r core.BestRules) 
 			digit(r.FocalSet), r.FocalX, r.FocalY, digit(r.AllowSingles), showID); err != nil {
 			return dbErr(err, "best-available rules of show %d", showID)
 		}
-		var row showRow
-		if err := x.GetContext(ctx, &row, `SELECT `+showCols+` FROM show_info WHERE id = ?`, showID); err != nil {
-			return dbErr(err, "show %d", showID)
-		}
-		show = row.show()
-		return nil
+		show, err = showInTx(ctx, x, showID)
+		return err
 	})
 	if err != nil {
 		return core.Show{}, err

@@ -34,12 +34,8 @@ func (db *DB) Reprice(ctx context.Context, showID int64, prices map[string]int64
 		if _, err := x.ExecContext(ctx, `UPDATE show_info SET plan_version = plan_version + 1 WHERE id = ?`, showID); err != nil {
 			return dbErr(err, "update show %d", showID)
 		}
-		var r showRow
-		if err := x.GetContext(ctx, &r, `SELECT `+showCols+` FROM show_info WHERE id = ?`, showID); err != nil {
-			return dbErr(err, "show %d", showID)
-		}
-		show = r.show()
-		return nil
+		show, err = showInTx(ctx, x, showID)
+		return err
 	})
 	if err != nil {
 		return core.Show{}, err

@@ -101,6 +101,16 @@ func lockShow(ctx context.Context, x *sqlx.Tx, d Dialect, showID int64) (core.Sh
 	return core.ShowStatus(status), nil
 }
 
+// showInTx reads the show as the transaction x sees it (after its own
+// changes).
+func showInTx(ctx context.Context, x *sqlx.Tx, showID int64) (core.Show, error) {
+	var r showRow
+	if err := x.GetContext(ctx, &r, `SELECT `+showCols+` FROM show_info WHERE id = ?`, showID); err != nil {
+		return core.Show{}, dbErr(err, "show %d", showID)
+	}
+	return r.show(), nil
+}
+
 // refuseOnceSold is the rule of a show's plan and details, run with the
 // show row locked: none changes on a cancelled show or once it has an
 // order (a locking read, so it sees the latest rows).
@@ -152,12 +162,8 @@ func (db *DB) ReplacePlan(ctx context.Context, showID int64, cats []core.PriceCa
  seat_count = ? WHERE id = ?`, rows, cols, len(seats), showID); err != nil {
 			return dbErr(err, "update show %d", showID)
 		}
-		var r showRow
-		if err := x.GetContext(ctx, &r, `SELECT `+showCols+` FROM show_info WHERE id = ?`, showID); err != nil {
-			return dbErr(err, "show %d", showID)
-		}
-		show = r.show()
-		return nil
+		show, err = showInTx(ctx, x, showID)
+		return err
 	})
 	if err != nil {
 		return core.Show{}, err
