@@ -522,6 +522,15 @@ type loadConfig struct {
 func runLoad(t *testing.T, s *stack, cfg loadConfig, bases func() []string, tl *tally) {
 	c := newAPIClient()
 	allow := func() bool { return cfg.allow503 != nil && cfg.allow503() }
+	// A call sent while a store was down may answer 503 when its deadline
+	// runs out, after the topology is whole again: it is judged by whether
+	// the store was down when it began or when it ended.
+	record := func(do func() call) call {
+		began := allow()
+		res := do()
+		tl.record(res, began || allow())
+		return res
+	}
 	end := time.Now().Add(cfg.duration)
 	running := func() bool {
 		select {
@@ -549,8 +558,7 @@ func runLoad(t *testing.T, s *stack, cfg loadConfig, bases func() []string, tl *
 				for k := 0; k < n && col+k <= s.show.Cols; k++ {
 					ids = append(ids, fmt.Sprintf("%s-%d", store.RowName(row), col+k))
 				}
-				res := c.place(pick(), user, s.show.ID, ids)
-				tl.record(res, allow())
+				res := record(func() call { return c.place(pick(), user, s.show.ID, ids) })
 				if res.status == http.StatusCreated {
 					o := placed{orderNo: res.body["order_no"].(string), user: user, amount: int64(res.body["amount_cents"].(float64))}
 					tl.addOrder(o)
@@ -559,8 +567,7 @@ func runLoad(t *testing.T, s *stack, cfg loadConfig, bases func() []string, tl *
 					// alone, and a late payment runs on a goroutine of its own.
 					payAt := pick()
 					pay := func() {
-						res := c.pay(payAt, o.orderNo, txn, o.amount)
-						tl.record(res, allow())
+						res := record(func() call { return c.pay(payAt, o.orderNo, txn, o.amount) })
 						if res.status == http.StatusOK {
 							tl.addPayment(sentPayment{orderNo: o.orderNo, txnID: txn, result: res.body["result"].(string)})
 						}
@@ -572,7 +579,7 @@ func runLoad(t *testing.T, s *stack, cfg loadConfig, bases func() []string, tl *
 							pay()
 						}
 					case r < 50: // the customer gives up
-						tl.record(c.cancel(pick(), o.orderNo, o.user), allow())
+						record(func() call { return c.cancel(pick(), o.orderNo, o.user) })
 					case r < 54: // paid after the hold ran out: a discrepancy
 						late.Add(1)
 						go func() {
@@ -585,7 +592,9 @@ func runLoad(t *testing.T, s *stack, cfg loadConfig, bases func() []string, tl *
 				}
 				// Reads, as the front end does them.
 				if i%5 == 0 {
-					tl.record(c.do("seats", "GET", fmt.Sprintf("%s/api/v1/shows/%d/seats", pick(), s.show.ID), nil, nil), allow())
+					record(func() call {
+						return c.do("seats", "GET", fmt.Sprintf("%s/api/v1/shows/%d/seats", pick(), s.show.ID), nil, nil)
+					})
 				}
 				time.Sleep(time.Duration(20+rnd.IntN(40)) * time.Millisecond)
 			}
