@@ -26,11 +26,8 @@ func (e *Engine) Reprice(ctx context.Context, showID int64, changes []PriceChang
 	prices := make(map[string]int64, len(changes))
 	for i, c := range changes {
 		f := fmt.Sprintf("prices[%d]", i)
-		switch {
-		case c.PriceCents < 0:
-			return Show{}, fieldError(CodeInvalidPrice, f+".price_cents", "%d is negative", c.PriceCents)
-		case c.PriceCents > maxPriceCents:
-			return Show{}, fieldError(CodeInvalidPrice, f+".price_cents", "%d is above %d", c.PriceCents, int64(maxPriceCents))
+		if err := checkPrice(f+".price_cents", c.PriceCents); err != nil {
+			return Show{}, err
 		}
 		if _, dup := prices[c.Code]; dup {
 			return Show{}, fieldError(CodeInvalidPlan, f+".code", "category %q is listed twice", c.Code)
@@ -54,4 +51,15 @@ func (e *Engine) Reprice(ctx context.Context, showID int64, changes []PriceChang
 	// out from plan_version when they next place an order.
 	e.plans.forget(showID)
 	return show, nil
+}
+
+// checkPrice bounds a category's price, in a plan as in a repricing.
+func checkPrice(field string, cents int64) error {
+	switch {
+	case cents < 0:
+		return fieldError(CodeInvalidPrice, field, "%d is negative", cents)
+	case cents > maxPriceCents:
+		return fieldError(CodeInvalidPrice, field, "%d is above %d", cents, int64(maxPriceCents))
+	}
+	return nil
 }

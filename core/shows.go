@@ -221,10 +221,9 @@ func BuildPlan(p PlanSpec) ([]PriceCategory, []Seat, error) {
 			return nil, nil, fieldError(CodeInvalidPlan, f+".code", "%q: use 1-16 letters, digits, '_' or '-'", c.Code)
 		case c.Name == "" || utf8.RuneCountInString(c.Name) > 100:
 			return nil, nil, fieldError(CodeInvalidPlan, f+".name", "1 to 100 characters")
-		case c.PriceCents < 0:
-			return nil, nil, fieldError(CodeInvalidPrice, f+".price_cents", "%d is negative", c.PriceCents)
-		case c.PriceCents > maxPriceCents:
-			return nil, nil, fieldError(CodeInvalidPrice, f+".price_cents", "%d is above %d", c.PriceCents, int64(maxPriceCents))
+		}
+		if err := checkPrice(f+".price_cents", c.PriceCents); err != nil {
+			return nil, nil, err
 		}
 		if _, dup := prices[c.Code]; dup {
 			return nil, nil, fieldError(CodeInvalidPlan, f+".code", "category %q is listed twice", c.Code)

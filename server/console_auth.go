@@ -112,12 +112,16 @@ func validCSRF(c echo.Context, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
+// isHTMX reports whether htmx sent the request (it swaps the answer into
+// the page: a redirect is HX-Redirect, a refusal is said in the swap).
+func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
 // toLogin sends a visitor without a session to the login page and back.
 // HTMX requests get HX-Redirect, which makes htmx load the whole page
 // instead of swapping a login form into a fragment.
 func toLogin(c echo.Context) error {
 	target := web.URL("/login?" + url.Values{"next": {c.Request().URL.RequestURI()}}.Encode())
-	if c.Request().Header.Get("HX-Request") == "true" {
+	if isHTMX(c) {
 		c.Response().Header().Set("HX-Redirect", target)
 		return c.NoContent(http.StatusUnauthorized)
 	}

@@ -84,41 +84,64 @@ func (cn *console) counterBest(c echo.Context) error {
 	if err != nil {
 		return echo.ErrNotFound
 	}
-	ctx := c.Request().Context()
-	htmx := c.Request().Header.Get("HX-Request") == "true"
-	var d web.SeatMapData
-	if htmx {
-		// The map stays as it is: its seats need not be read.
-		if d.Show, err = cn.Engine.Store().Show(ctx, id); err != nil {
-			return err
-		}
-		if d.Categories, err = cn.Engine.Store().PriceCategories(ctx, id); err != nil {
-			return err
-		}
-	} else if d, err = cn.seatMapData(c); err != nil {
-		return err
-	}
 	p := cn.page(c, "shows.title", web.NavShows)
-	d.Counter = web.CounterForm{Name: strings.TrimSpace(c.FormValue("name")), Email: strings.TrimSpace(c.FormValue("email")),
-		Phone: strings.TrimSpace(c.FormValue("phone")),
-		Best:  web.BestForm{Count: strings.TrimSpace(c.FormValue("count")), Category: c.FormValue("category"), Apart: c.FormValue("together") == ""}}
-	status, err := cn.previewBest(ctx, p, id, &d.Counter)
+	f := bestCounterForm(c)
+	status, err := cn.previewBest(c.Request().Context(), p, id, &f)
 	if err != nil {
 		return err
 	}
-	if htmx {
+	return cn.renderCounter(c, p, id, f, status)
+}
+
+// bestCounterForm reads the counter's best-N form and the sale's customer
+// fields that go along with it.
+func bestCounterForm(c echo.Context) web.CounterForm {
+	return web.CounterForm{Name: strings.TrimSpace(c.FormValue("name")), Email: strings.TrimSpace(c.FormValue("email")),
+		Phone: strings.TrimSpace(c.FormValue("phone")),
+		Best:  web.BestForm{Count: strings.TrimSpace(c.FormValue("count")), Category: c.FormValue("category"), Apart: c.FormValue("together") == ""}}
+}
+
+// renderCounter answers a best-N form with f: an htmx request gets the
+// counter's forms alone, always 200 (htmx swaps no error answer; the
+// refusal is on the form) and the map stays as it is, so its seats need
+// not be read; a plain post gets the whole page with status.
+func (cn *console) renderCounter(c echo.Context, p web.Page, showID int64, f web.CounterForm, status int) error {
+	ctx := c.Request().Context()
+	var d web.SeatMapData
+	var err error
+	if isHTMX(c) {
+		if d.Show, err = cn.Engine.Store().Show(ctx, showID); err != nil {
+			return err
+		}
+		if d.Categories, err = cn.Engine.Store().PriceCategories(ctx, showID); err != nil {
+			return err
+		}
+		d.Counter = f
 		return render(c, http.StatusOK, web.CounterSide(p, d))
 	}
+	if d, err = cn.seatMapData(c); err != nil {
+		return err
+	}
+	d.Counter = f
 	return render(c, status, web.SeatMapPage(p, d))
+}
+
+// bestCount reads f's count, or says on f that it is out of range.
+func bestCount(p web.Page, f *web.CounterForm) (int, bool) {
+	n, err := strconv.Atoi(f.Best.Count)
+	if err != nil || n < 1 || n > core.MaxBestCount {
+		f.BestError = p.Tf("best.err_count", core.MaxBestCount)
+		return 0, false
+	}
+	return n, true
 }
 
 // previewBest fills f's seats with the best-available preview of f.Best,
 // or f.BestError with why there is none, and answers the status of a page
 // saying so; an error it cannot put in words is returned.
 func (cn *console) previewBest(ctx context.Context, p web.Page, showID int64, f *web.CounterForm) (int, error) {
-	n, err := strconv.Atoi(f.Best.Count)
-	if err != nil || n < 1 || n > core.MaxBestCount {
-		f.BestError = p.Tf("best.err_count", core.MaxBestCount)
+	n, ok := bestCount(p, f)
+	if !ok {
 		return http.StatusUnprocessableEntity, nil
 	}
 	c, err := cn.Engine.PreviewBest(ctx, core.BestPreview{ShowID: showID, Count: n, Category: f.Best.Category, Together: !f.Best.Apart})

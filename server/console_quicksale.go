@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,44 +20,23 @@ func (cn *console) counterQuick(c echo.Context) error {
 	if err != nil {
 		return echo.ErrNotFound
 	}
-	ctx := c.Request().Context()
 	p := cn.page(c, "shows.title", web.NavShows)
-	f := web.CounterForm{Name: strings.TrimSpace(c.FormValue("name")), Email: strings.TrimSpace(c.FormValue("email")),
-		Phone: strings.TrimSpace(c.FormValue("phone")),
-		Best:  web.BestForm{Count: strings.TrimSpace(c.FormValue("count")), Category: c.FormValue("category"), Apart: c.FormValue("together") == ""}}
-	status := http.StatusUnprocessableEntity
-	n, err := strconv.Atoi(f.Best.Count)
-	if err != nil || n < 1 || n > core.MaxBestCount {
-		f.BestError = p.Tf("best.err_count", core.MaxBestCount)
-	} else {
-		var o core.Order
-		var res core.PaymentResult
-		o, res, err = cn.counter.QuickSale(ctx, core.QuickSale{ShowID: id, Count: n, Category: f.Best.Category, Together: !f.Best.Apart,
-			Customer: core.Customer{Name: f.Name, Email: f.Email, Phone: f.Phone},
-			Tender:   core.Tender(c.FormValue("tender")), Clerk: sessionOf(c).staff.Username})
-		if err == nil {
-			return cn.quickSold(c, o, res)
-		}
-		if status, err = quickRefusal(p, err, &f); err != nil {
-			return err
-		}
+	f := bestCounterForm(c)
+	n, ok := bestCount(p, &f)
+	if !ok {
+		return cn.renderCounter(c, p, id, f, http.StatusUnprocessableEntity)
 	}
-	var d web.SeatMapData
-	if c.Request().Header.Get("HX-Request") == "true" {
-		if d.Show, err = cn.Engine.Store().Show(ctx, id); err != nil {
-			return err
-		}
-		if d.Categories, err = cn.Engine.Store().PriceCategories(ctx, id); err != nil {
-			return err
-		}
-		d.Counter = f
-		return render(c, http.StatusOK, web.CounterSide(p, d))
+	o, res, err := cn.counter.QuickSale(c.Request().Context(), core.QuickSale{ShowID: id, Count: n, Category: f.Best.Category,
+		Together: !f.Best.Apart, Customer: core.Customer{Name: f.Name, Email: f.Email, Phone: f.Phone},
+		Tender: core.Tender(c.FormValue("tender")), Clerk: sessionOf(c).staff.Username})
+	if err == nil {
+		return cn.quickSold(c, o, res)
 	}
-	if d, err = cn.seatMapData(c); err != nil {
+	status, err := quickRefusal(p, err, &f)
+	if err != nil {
 		return err
 	}
-	d.Counter = f
-	return render(c, status, web.SeatMapPage(p, d))
+	return cn.renderCounter(c, p, id, f, status)
 }
 
 // quickSold audits a quick sale as the hold and the payment it is, and
@@ -80,7 +57,7 @@ func (cn *console) quickSold(c echo.Context, o core.Order, res core.PaymentResul
 		outcome = web.OutcomePaidLate
 	}
 	to := web.URL("/orders/" + o.OrderNo + "?outcome=" + outcome)
-	if c.Request().Header.Get("HX-Request") == "true" {
+	if isHTMX(c) {
 		c.Response().Header().Set("HX-Redirect", to)
 		return c.NoContent(http.StatusOK)
 	}

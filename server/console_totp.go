@@ -60,7 +60,7 @@ func (cn *console) missingSecondFactor(c echo.Context, s *staffSession) (bool, e
 	}
 	target := web.URL("/account/2fa")
 	switch {
-	case c.Request().Header.Get("HX-Request") == "true":
+	case isHTMX(c):
 		c.Response().Header().Set("HX-Redirect", target)
 		return true, c.NoContent(http.StatusForbidden)
 	case c.Request().Header.Get(echo.HeaderAccept) == "text/event-stream":
