@@ -140,9 +140,18 @@ func WaitReplicated(t *testing.T, rdb redis.UniversalClient, key string) {
 }
 
 // ServerAddr is the server address behind c (CLIENT INFO's laddr).
+//
+// Right after a failover the client may still hand out a pooled connection
+// to the old master, closed under it when the switch was announced; go-redis
+// does not retry a closed connection, so neither would the caller: a few
+// tries ride it out.
 func ServerAddr(t *testing.T, c *redis.Client) string {
 	t.Helper()
-	info, err := c.ClientInfo(t.Context()).Result()
+	var info *redis.ClientInfo
+	err := Eventually(5*time.Second, func() (err error) {
+		info, err = c.ClientInfo(t.Context()).Result()
+		return err
+	})
 	if err != nil {
 		t.Fatalf("CLIENT INFO: %v", err)
 	}
