@@ -87,7 +87,8 @@ var (
 // refund's own.
 type RefundTx interface {
 	Tx
-	SeatRefundTx // partial refunds: refundseats.go
+	SeatRefundTx   // partial refunds: refundseats.go
+	SeatExchangeTx // exchanges: exchange.go
 	// TransitionPaid is the refund's conditional update:
 	// UPDATE order_info SET status=3 WHERE order_no=? AND status=1.
 	// It reports whether this caller won.

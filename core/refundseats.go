@@ -158,8 +158,16 @@ func (r *Refunds) transitionSeats(ctx context.Context, tx RefundTx, o Order, p s
 // refunded seats, still sold to the order, go back to available with the
 // buyer's limit, as afterRefund does for a whole order.
 func (r *Refunds) afterRefundSeats(ctx context.Context, o Order, seats []string) {
-	e := r.e
-	e.metrics.Refunds.WithLabelValues(string(RefundDone)).Inc()
+	r.e.metrics.Refunds.WithLabelValues(string(RefundDone)).Inc()
+	r.e.releaseSold(ctx, o, seats, "partial refund committed but seat release failed; reconcile will free them")
+}
+
+// releaseSold gives back seats that a committed change took from order o
+// (a partial refund, an exchange) while they are still sold to it, with
+// the holder's limit; the release is sent once more when its reply is
+// lost (releasing twice is harmless). A failure is logged as failed, the
+// change is committed: reconcile frees the seats.
+func (e *Engine) releaseSold(ctx context.Context, o Order, seats []string, failed string) {
 	ctx = context.WithoutCancel(ctx)
 	n, err := e.seats.ReleaseSold(ctx, o.ShowID, o.OrderNo, seats)
 	if err != nil && replyLost(err) {
@@ -169,8 +177,7 @@ func (r *Refunds) afterRefundSeats(ctx context.Context, o Order, seats []string)
 	}
 	if err != nil {
 		e.metrics.SeatStoreFailure.WithLabelValues(seatReleaseOpRefund).Inc()
-		e.log.ErrorContext(ctx, "partial refund committed but seat release failed; reconcile will free them",
-			"order_no", o.OrderNo, "seat_ids", seats, "err", err)
+		e.log.ErrorContext(ctx, failed, "order_no", o.OrderNo, "seat_ids", seats, "err", err)
 		e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: e.clock.Now(), Kind: EventSeatReleaseFailed,
 			Detail: map[string]any{"seat_ids": seats, "error": err.Error()}})
 		return

@@ -130,7 +130,8 @@ func (db *DB) OrderPayments(ctx context.Context, orderNo string) ([]core.Payment
 // paymentChecks find payments that are neither applied, a duplicate nor a
 // recorded discrepancy (DESIGN.md's payment invariant), one query each,
 // each naming what is wrong. A duplicate writes no row, so every row must
-// have done one of the others.
+// have done one of the others, or paid an exchange's difference
+// (core/exchange.go) on a paid order.
 var paymentChecks = []struct{ what, query string }{
 	{"payment %s is marked paid but its order is not paid by it",
 		`SELECT p.txn_id FROM payment p LEFT JOIN order_info o ON o.order_no = p.order_no
@@ -139,7 +140,10 @@ var paymentChecks = []struct{ what, query string }{
 		`SELECT p.txn_id FROM payment p WHERE p.result IN ('discrepancy', 'amount_mismatch', 'unknown_order')
  AND NOT EXISTS (SELECT 1 FROM discrepancy d WHERE d.txn_id = p.txn_id)`},
 	{"payment %s was neither applied nor recorded as a discrepancy",
-		`SELECT p.txn_id FROM payment p WHERE p.result NOT IN ('paid', 'discrepancy', 'amount_mismatch', 'unknown_order')`},
+		`SELECT p.txn_id FROM payment p WHERE p.result NOT IN ('paid', 'discrepancy', 'amount_mismatch', 'unknown_order', 'exchange')`},
+	{"payment %s paid an exchange of an order that was never paid",
+		`SELECT p.txn_id FROM payment p LEFT JOIN order_info o ON o.order_no = p.order_no
+ WHERE p.result = 'exchange' AND (o.order_no IS NULL OR o.status NOT IN (1, 3))`},
 	{"order %s is paid by a txn with no applied payment row",
 		`SELECT o.order_no FROM order_info o LEFT JOIN payment p ON p.txn_id = o.paid_txn_id
  WHERE o.status IN (1, 3) AND (p.txn_id IS NULL OR p.result <> 'paid' OR p.order_no <> o.order_no)`},
