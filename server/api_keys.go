@@ -43,12 +43,14 @@ var routeScopes = map[string]access.Scope{
 	"POST /api/v1/orders/:order_no/cancel": access.ScopeOrdersWrite,
 	"POST /api/v1/orders/:order_no/extend": access.ScopeOrdersWrite,
 	"POST /api/v1/orders/:order_no/refund": access.ScopeRefunds,
-	"POST /api/v1/checkins":                access.ScopeCheckin,
-	"POST /api/v1/checkins/undo":           access.ScopeCheckin,
-	"POST /api/v1/checkins/sync":           access.ScopeCheckin,
-	"GET /api/v1/shows/:id/tickets":        access.ScopeCheckin,
-	"GET /api/v1/reconcile/runs":           access.ScopeReconcile,
-	"POST /api/v1/reconcile/runs":          access.ScopeReconcile,
+	// An exchange may give money back, as a refund does.
+	"POST /api/v1/orders/:order_no/exchange": access.ScopeRefunds,
+	"POST /api/v1/checkins":                  access.ScopeCheckin,
+	"POST /api/v1/checkins/undo":             access.ScopeCheckin,
+	"POST /api/v1/checkins/sync":             access.ScopeCheckin,
+	"GET /api/v1/shows/:id/tickets":          access.ScopeCheckin,
+	"GET /api/v1/reconcile/runs":             access.ScopeReconcile,
+	"POST /api/v1/reconcile/runs":            access.ScopeReconcile,
 }
 
 // apiKeyTouchEvery bounds how often a key's last-used time is written: a

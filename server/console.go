@@ -92,6 +92,7 @@ type console struct {
 	streams                     *sessionStreams // open event streams, ended with their session
 	cases                       *core.Cases     // the discrepancy case workflow
 	counter                     *core.Counter   // counter sales
+	exchanges                   *core.Exchanges // seat exchanges of paid orders
 	// totpFailures and totpLockouts count wrong second-factor codes and
 	// the lockouts they caused (seatflow_totp_*_total).
 	totpFailures, totpLockouts prometheus.Counter
@@ -159,6 +160,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 			Help: "Wrong second-factor (TOTP) codes entered, at sign-in or to turn the factor off."}),
 		totpLockouts: prometheus.NewCounter(prometheus.CounterOpts{Name: "seatflow_totp_lockouts_total",
 			Help: "Second factors locked after too many wrong codes."})}
+	cn.exchanges = core.NewExchanges(deps.Engine, deps.Refunds, cn.counter)
 	if deps.Registry != nil {
 		deps.Registry.MustRegister(cn.totpFailures, cn.totpLockouts)
 	}
@@ -183,6 +185,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	g.POST("/orders/:no/cancel", cn.forceCancel, cancel)
 	g.POST("/orders/:no/extend", cn.extendHold, cn.requireRole(access.ActExtendHold))
 	g.POST("/orders/:no/refund", cn.refundOrder, cn.requireRole(access.ActRefund))
+	g.POST("/orders/:no/exchange", cn.exchangeSeats, cn.requireRole(access.ActRefund))
 	approve := cn.requireRole(access.ActApproveRefund)
 	g.POST("/refunds/:id/approve", cn.approveRefund, approve)
 	g.POST("/refunds/:id/reject", cn.rejectRefund, approve)

@@ -140,7 +140,7 @@ func (cn *console) order(c echo.Context) error {
 	}
 	switch o := c.QueryParam("outcome"); o {
 	case web.OutcomeCancelled, web.OutcomeAlreadyPaid, web.OutcomeAlreadyCancelled, web.OutcomeExtended,
-		web.OutcomeRefunded, web.OutcomeSeatsRefunded, web.OutcomeRefundRequested, web.OutcomeRefundRejected,
+		web.OutcomeRefunded, web.OutcomeSeatsRefunded, web.OutcomeSeatsExchanged, web.OutcomeRefundRequested, web.OutcomeRefundRejected,
 		web.OutcomeHeld, web.OutcomePaid, web.OutcomePaidLate:
 		d.Outcome = o
 	}

@@ -65,6 +65,7 @@ func (s *Server) routes() {
 	api.POST("/orders/:order_no/extend", s.handleExtendOrder, mw...)
 	if s.refunds != nil { // handler tests built without refunds have no refund route
 		api.POST("/orders/:order_no/refund", s.handleRefundOrder, mw...)
+		api.POST("/orders/:order_no/exchange", s.handleExchangeSeats, mw...)
 	}
 	// The gateway holds no API key: its callback is authenticated by its
 	// HMAC signature alone (api_payments.go).

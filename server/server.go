@@ -63,20 +63,23 @@ type Deps struct {
 // Server is the HTTP handler: echo plus the dependencies and settings the
 // handlers use.
 type Server struct {
-	engine   *core.Engine
-	db       *store.DB
-	hub      *SeatHub
-	recon    *reconcile.Reconciler
-	refunds  *core.Refunds
-	checkins *checkin.Desk
-	registry *prometheus.Registry
-	logger   *slog.Logger
-	echo     *echo.Echo
-	cfg      Config
-	skew     *clockSkew
-	abuse    *abuseLimits
-	room     *admission.Room
-	overload *overload
+	engine  *core.Engine
+	db      *store.DB
+	hub     *SeatHub
+	recon   *reconcile.Reconciler
+	refunds *core.Refunds
+	// exchanges moves seats of paid orders (API and console); nil with
+	// refunds.
+	exchanges *core.Exchanges
+	checkins  *checkin.Desk
+	registry  *prometheus.Registry
+	logger    *slog.Logger
+	echo      *echo.Echo
+	cfg       Config
+	skew      *clockSkew
+	abuse     *abuseLimits
+	room      *admission.Room
+	overload  *overload
 	// seatMaps and availability are the storefront's reads of a show,
 	// cached for SEATFLOW_SEAT_MAP_MAX_AGE (show_cache.go).
 	seatMaps, availability *showCache
@@ -96,6 +99,9 @@ func NewServer(cfg Config, d Deps) *Server {
 		skew: d.skew, abuse: newAbuseLimits(cfg.RateLimits, d.Registry), health: d.health, room: d.Room,
 		overload: newOverload(cfg, d.DB.PoolSize(), d.Registry), seatMaps: newShowCache(cfg.SeatMapMaxAge, time.Now),
 		availability: newShowCache(cfg.SeatMapMaxAge, time.Now)}
+	if d.Refunds != nil {
+		s.exchanges = core.NewExchanges(d.Engine, d.Refunds, core.NewCounter(d.Engine, d.DB))
+	}
 	if s.checkins = d.Checkins; s.checkins == nil {
 		s.checkins = checkin.New(d.DB, core.SystemClock{}, nil)
 	}

@@ -227,6 +227,7 @@ const (
 	OutcomeExtended         = core.AuditOutcomeExtended // after an extension
 	OutcomeRefunded         = "refunded"
 	OutcomeSeatsRefunded    = "seats_refunded"   // a partial refund: the rest stays paid
+	OutcomeSeatsExchanged   = "seats_exchanged"  // an exchange: the order holds its new seats
 	OutcomeRefundRequested  = "refund_requested" // waits for ops' approval
 	OutcomeRefundRejected   = "refund_rejected"
 	OutcomeHeld             = "held"      // a counter hold: take the payment next
@@ -266,6 +267,11 @@ type OrderData struct {
 	RefundErrorArgs                            []any
 	// RefundSeats are the seats ticked for a partial refund.
 	RefundSeats []string
+	// The exchange form (exchange.templ), when it was sent and refused:
+	// what was entered and the catalog key of why.
+	ExchangeFrom                                  []string
+	ExchangeTo, ExchangeTender, ExchangeReference string
+	ExchangeReason, ExchangeError                 string
 	// Payments are the order's payment rows, oldest first.
 	Payments []core.Payment
 	// Cases are the discrepancy cases of the order's payments, oldest first.

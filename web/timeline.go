@@ -67,6 +67,8 @@ func detailFields(currency string) []detailField {
 		{"note", "ev.note", plain},
 		{"seat_ids", "ev.seats", list},
 		{"kept_seat_ids", "ev.kept_seats", list},
+		{"from_seat_ids", "ev.from_seats", list},
+		{"to_seat_ids", "ev.to_seats", list},
 		{"released", "ev.released", plain},
 		{"txn_id", "ev.txn", plain},
 		{"method", "ev.method", paymentMethod},
