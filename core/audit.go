@@ -98,6 +98,7 @@ const (
 	AuditStaffDisable       = "staff_disable"
 	AuditStaffEnable        = "staff_enable"
 	AuditShowCreate         = "show_create"
+	AuditShowPlan           = "show_plan" // a show's plan replaced (categories and seats)
 	AuditSeatsBlock         = "seats_block"
 	AuditSeatsUnblock       = "seats_unblock"
 	AuditBestRules          = "best_rules"     // a show's best-available rules changed

@@ -11,8 +11,8 @@ import (
 )
 
 // Body limits of the console's requests. A form is a few fields; the
-// exceptions are the new-show form, which carries a seat plan file, and an
-// offline gate's scans (console_door.go).
+// exceptions are the new-show form and the edit page's plan form, which
+// carry a seat plan file, and an offline gate's scans (console_door.go).
 const (
 	// consoleSignInLimit bounds the forms anyone may post without a
 	// session (login, its second-factor code, a reset link's): a name, a
@@ -21,7 +21,7 @@ const (
 	// consoleFormLimit bounds a signed-in staff form. The longest is a list
 	// of seats to block, the request the API bounds at apiBodyLimit.
 	consoleFormLimit = 64 << 10
-	// consolePlanLimit bounds the new-show form: its plan file (at most
+	// consolePlanLimit bounds the plan forms: the plan file (at most
 	// maxPlanUpload) and the form's other fields.
 	consolePlanLimit = maxPlanUpload + consoleFormLimit
 )
@@ -30,7 +30,7 @@ const (
 // route takes multipart bodies (file uploads).
 func consoleBodyLimit(route string) (limit int64, multipart bool) {
 	switch route {
-	case web.URL("/shows"):
+	case web.URL("/shows"), web.URL("/shows/:id/plan"):
 		return consolePlanLimit, true
 	case web.URL("/login"), web.URL("/login/code"), web.URL("/reset/:token"):
 		return consoleSignInLimit, false

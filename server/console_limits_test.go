@@ -169,6 +169,7 @@ func TestConsoleBodyLimitSignedIn(t *testing.T) {
 		{"multipart to a form", "/console/account/zone", 10, true, true, http.StatusUnsupportedMediaType},
 		{"plan over its limit", "/console/shows", consolePlanLimit + 1, true, true, http.StatusRequestEntityTooLarge},
 		{"plan over its limit, streamed", "/console/shows", consolePlanLimit + 1, true, false, http.StatusRequestEntityTooLarge},
+		{"plan form over its limit", "/console/shows/1/plan", consolePlanLimit + 1, true, true, http.StatusRequestEntityTooLarge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

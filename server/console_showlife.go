@@ -20,6 +20,7 @@ func (cn *console) showLifeRoutes(g *echo.Group) {
 	g.GET("/shows/:id/edit", cn.showEditForm, setUp)
 	g.POST("/shows/:id/edit", cn.editShow, setUp)
 	g.POST("/shows/:id/prices", cn.repriceShow, setUp)
+	g.POST("/shows/:id/plan", cn.replacePlan, setUp)
 	g.GET("/shows/:id/cancel", cn.cancelShowForm, setUp)
 	g.POST("/shows/:id/cancel", cn.cancelShow, setUp)
 	g.POST("/shows/:id/publish", cn.publishShow, setUp)
@@ -46,10 +47,7 @@ func (cn *console) showEditForm(c echo.Context) error {
 	case len(plan.Pending) > 0 || len(plan.Paid) > 0:
 		d.Locked = "showedit.locked_orders"
 	}
-	if d.Prices, err = cn.priceFields(c, s, nil); err != nil {
-		return err
-	}
-	return render(c, http.StatusOK, web.ShowEditPage(p, d))
+	return cn.renderShowEdit(c, p, d, nil, http.StatusOK)
 }
 
 // priceFields are the show's categories in the prices form: as typed
@@ -136,13 +134,24 @@ func showEditRefused(err error, d *web.ShowEditData, msg *string) error {
 // renderShowEditRefused answers a refused edit with the page: 409 when
 // the show is locked, 422 for bad input; typed keeps the prices as typed.
 func (cn *console) renderShowEditRefused(c echo.Context, p web.Page, d web.ShowEditData, typed map[string]string) error {
+	status := http.StatusUnprocessableEntity
+	if d.Locked != "" {
+		status = http.StatusConflict
+	}
+	return cn.renderShowEdit(c, p, d, typed, status)
+}
+
+// renderShowEdit answers with the edit page: the prices form as typed
+// (typed) or stored, the plan form as sent or else as stored.
+func (cn *console) renderShowEdit(c echo.Context, p web.Page, d web.ShowEditData, typed map[string]string, status int) error {
 	var err error
 	if d.Prices, err = cn.priceFields(c, d.Show, typed); err != nil {
 		return err
 	}
-	status := http.StatusUnprocessableEntity
-	if d.Locked != "" {
-		status = http.StatusConflict
+	if d.Plan.Source == "" {
+		if d.Plan, err = cn.planFormOf(c.Request().Context(), d.Show); err != nil {
+			return err
+		}
 	}
 	return render(c, status, web.ShowEditPage(p, d))
 }

@@ -86,46 +86,58 @@ func (cn *console) newShowFromForm(c echo.Context, d *web.NewShowData) (core.New
 		}
 		n.StartsAt = t.UTC()
 	}
-	cats, err := parseCategories(d.Categories, d.Currency)
+	var (
+		csvPlan bool
+		err     error
+	)
+	n.Plan, csvPlan, err = planFromForm(c, d, d.Currency)
+	return n, csvPlan, err
+}
+
+// planFromForm reads a plan form's categories and seats (a grid, or an
+// uploaded CSV or JSON file) into a PlanSpec, prices in currency; csvPlan
+// says the seats came from a CSV file. It serves the new show form and
+// the edit page's plan form alike.
+func planFromForm(c echo.Context, d *web.NewShowData, currency string) (spec core.PlanSpec, csvPlan bool, err error) {
+	cats, err := parseCategories(d.Categories, currency)
 	if err != nil {
-		return n, false, err
+		return spec, false, err
 	}
-	n.Plan.Categories = cats
+	spec.Categories = cats
 	if d.Source != "upload" {
 		rows, err1 := strconv.Atoi(d.Rows)
 		perRow, err2 := strconv.Atoi(d.PerRow)
 		if err := errors.Join(err1, err2); err != nil {
-			return n, false, core.Invalidf("rows and seats per row must be whole numbers")
+			return spec, false, core.Invalidf("rows and seats per row must be whole numbers")
 		}
-		n.Plan.Grid = &core.GridSpec{Rows: rows, SeatsPerRow: perRow}
+		spec.Grid = &core.GridSpec{Rows: rows, SeatsPerRow: perRow}
 		if !strings.Contains(d.GridCategory, ":") {
-			n.Plan.Grid.Category = d.GridCategory
-		} else if n.Plan.Grid.RowCategories, err = parseRowCategories(d.GridCategory); err != nil {
-			return n, false, err
+			spec.Grid.Category = d.GridCategory
+		} else if spec.Grid.RowCategories, err = parseRowCategories(d.GridCategory); err != nil {
+			return spec, false, err
 		}
-		return n, false, nil
+		return spec, false, nil
 	}
 	data, err := uploadedPlan(c)
 	if err != nil {
-		return n, false, err
+		return spec, false, err
 	}
 	d.PlanText = string(data)
 	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
 		var req planRequest
 		if err := decodeJSON(data, &req); err != nil {
-			return n, false, err
+			return spec, false, err
 		}
-		spec := req.spec()
-		if len(spec.Categories) == 0 {
-			spec.Categories = cats
+		uploaded := req.spec()
+		if len(uploaded.Categories) == 0 {
+			uploaded.Categories = cats
 		}
-		n.Plan = spec
-		return n, false, nil
+		return uploaded, false, nil
 	}
-	if n.Plan.Seats, err = parsePlanCSV(string(data)); err != nil {
-		return n, true, err
+	if spec.Seats, err = parsePlanCSV(string(data)); err != nil {
+		return spec, true, err
 	}
-	return n, true, nil
+	return spec, true, nil
 }
 
 // uploadedPlan is the plan file chosen, or else the one an earlier round

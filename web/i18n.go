@@ -627,6 +627,7 @@ var catalog = map[string]entry{
 	"ev.tender":            {"paid with", "支付方式"},
 	"ev.quick_sale":        {"quick sale", "快速售票"},
 	"ev.prices":            {"prices", "票价"},
+	"ev.categories":        {"price categories", "票档数"},
 	"ev.bool.true":         {"yes", "是"},
 	"ev.bool.false":        {"no", "否"},
 	"ev.reference":         {"reference", "凭证号"},

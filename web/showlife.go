@@ -26,6 +26,12 @@ type ShowEditData struct {
 	// refused.
 	Prices     []PriceField
 	PriceError string
+	// Plan is the plan form (categories and seats, as the new show form
+	// has them); PlanError says why it was refused, PlanPreview what it
+	// would make.
+	Plan        NewShowData
+	PlanError   string
+	PlanPreview *ShowPreview
 }
 
 // PriceField is one category's price in the prices form.
@@ -69,6 +75,11 @@ var showLifeTexts = map[string]entry{
 	"showedit.prices_save":      {"Save the prices", "保存票价"},
 	"notice.prices_edited":      {"Prices saved.", "票价已保存。"},
 	"audit.action.show_reprice": {"changed a show's prices", "修改场次票价"},
+	"showedit.plan":             {"Seats and categories", "座位与票档"},
+	"showedit.plan_help":        {"Replaces the whole plan: its categories with their prices, and its seats, as when the show was set up. Only until the first order; blocks of seats that no longer exist are dropped.", "替换整个座位图：票档及价格、座位，与新建场次时相同。仅在第一笔订单之前可替换；不再存在的座位上的封锁会被移除。"},
+	"showedit.plan_save":        {"Replace the plan", "替换座位图"},
+	"notice.plan_replaced":      {"Plan replaced.", "座位图已替换。"},
+	"audit.action.show_plan":    {"replaced a show's plan", "替换场次座位图"},
 	"cancelshow.title":          {"Cancel the show", "取消场次"},
 	"cancelshow.what":           {"Cancelling takes the show off sale at once: no order can be placed from then on. The holds below end now and their seats are released; the paid orders below are listed for refund afterwards, one by one.", "取消后场次立即停售，不能再下单。以下锁座立即结束并释放座位；以下已支付订单随后列出，逐一退款。"},
 	"cancelshow.pending":        {"Holds that end now (%d)", "将立即结束的锁座（%d）"},

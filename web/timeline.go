@@ -114,6 +114,7 @@ func detailFields(currency string) []detailField {
 		{"sessions", "ev.sessions", plain},
 		{"seats", "ev.seat_count", plain},
 		{"prices", "ev.prices", plain},
+		{"categories", "ev.categories", plain},
 		{"key", "ev.item", plain},
 		{"prefix", "ev.key_prefix", plain},
 		{"api_key", "ev.api_key", plain},
