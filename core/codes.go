@@ -24,21 +24,29 @@ const (
 var ErrCodeTaken = &Error{Kind: KindConflict, Code: "order_code_taken", Message: "order code is taken"}
 
 // NewOrderCode draws a random code.
-func NewOrderCode() string {
-	var b [CodeLen]byte
-	_, _ = rand.Read(b[:])
+func NewOrderCode() string { return randomCode(CodeLen) }
+
+// randomCode draws n characters of CodeAlphabet from crypto/rand.
+func randomCode(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
 	for i := range b {
 		b[i] = CodeAlphabet[b[i]&31]
 	}
-	return string(b[:])
+	return string(b)
 }
 
 // NormalizeCode upper-cases s, maps Crockford's confusables (I, L → 1;
 // O → 0) and drops dashes people write for readability; ok is false when
 // what is left is not base32 of at most CodeLen characters.
 func NormalizeCode(s string) (code string, ok bool) {
+	return normalizeCode(s, CodeLen)
+}
+
+// normalizeCode is NormalizeCode for codes of at most max characters.
+func normalizeCode(s string, max int) (code string, ok bool) {
 	s = strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
-	if s == "" || len(s) > CodeLen {
+	if s == "" || len(s) > max {
 		return "", false
 	}
 	b := []byte(s)

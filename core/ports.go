@@ -24,6 +24,7 @@ type Store interface {
 	BestRulesStore   // best-available rules after creation: core/bestrules.go
 	ShowEditStore    // name, venue and times after creation: core/showedit.go
 	ShowPublishStore // a draft put on sale: core/showpublish.go
+	SeatTicketStore  // each seat's own ticket code: core/seattickets.go
 
 	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
 	Shows(ctx context.Context) ([]Show, error)

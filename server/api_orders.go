@@ -77,7 +77,10 @@ type orderJSON struct {
 
 type orderDetailJSON struct {
 	orderJSON
-	Events []eventJSON `json:"events"`
+	// Tickets are a paid order's seats with their own ticket codes (each
+	// admits its seat only); absent for an order that is not paid.
+	Tickets []core.SeatTicket `json:"tickets,omitempty"`
+	Events  []eventJSON       `json:"events"`
 }
 
 type eventJSON struct {
@@ -179,7 +182,8 @@ func (s *Server) orderParam(c echo.Context) (string, error) {
 	return s.engine.OrderNo(c.Request().Context(), c.Param("order_no"))
 }
 
-// handleGetOrder returns an order with its whole timeline.
+// handleGetOrder returns an order with its whole timeline and, once paid,
+// its seats' own ticket codes.
 func (s *Server) handleGetOrder(c echo.Context) error {
 	no, err := s.orderParam(c)
 	if err != nil {
@@ -190,6 +194,11 @@ func (s *Server) handleGetOrder(c echo.Context) error {
 		return err
 	}
 	out := orderDetailJSON{orderJSON: newOrderJSON(o), Events: make([]eventJSON, len(events))}
+	if o.Status == core.StatusPaid {
+		if out.Tickets, err = s.engine.Store().SeatTickets(c.Request().Context(), no); err != nil {
+			return err
+		}
+	}
 	for i, ev := range events {
 		out.Events[i] = eventJSON{At: rfc3339(ev.At), Kind: ev.Kind, Detail: apiEventDetail(ev.Detail)}
 	}

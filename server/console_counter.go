@@ -244,7 +244,7 @@ func counterRefusal(err error) (string, bool) {
 }
 
 // ticket is a paid order's printable ticket, as an A6 card or an 80 mm
-// receipt.
+// receipt, and after it each seat's own ticket.
 func (cn *console) ticket(c echo.Context) error {
 	ctx := c.Request().Context()
 	no, err := cn.Engine.OrderNo(ctx, c.Param("no"))
@@ -289,6 +289,13 @@ func (cn *console) ticket(c echo.Context) error {
 		}
 	}
 	if d.QR, err = web.QRCode(o.Code); err != nil {
+		return err
+	}
+	seatTickets, err := cn.Engine.Store().SeatTickets(ctx, no)
+	if err != nil {
+		return err
+	}
+	if d.Cards, err = web.SeatCards(d.Seats, seatTickets); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.TicketPage(cn.page(c, "ticket.title", web.NavOrders), d))

@@ -519,8 +519,8 @@ func newDryRunFixture(t *testing.T, st *stacktest.Stack) *dryRunFixture {
 	if _, err := seeder.Cancel(ctx, f.stale.OrderNo, 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DB.X().ExecContext(ctx, st.DB.X().Rebind(`INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at)
- VALUES (?, 'B-5', 'SFGONE', 8, ?)`), f.show, past.Now().UnixMilli()); err != nil {
+	if _, err := st.DB.X().ExecContext(ctx, st.DB.X().Rebind(`INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at, ticket_code)
+ VALUES (?, 'B-5', 'SFGONE', 8, ?, ?)`), f.show, past.Now().UnixMilli(), core.NewSeatCode()); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Seats.SetLimit(ctx, f.show, 9, 4); err != nil {

@@ -129,7 +129,13 @@ func (cn *console) orderDataOf(c echo.Context, no string) (web.OrderData, error)
 	if err != nil {
 		return web.OrderData{}, err
 	}
-	return web.OrderData{Order: o, Show: show, Events: events, MaxHold: cn.Engine.MaxHold(),
+	var seatTickets []core.SeatTicket
+	if o.Status == core.StatusPaid {
+		if seatTickets, err = cn.Engine.Store().SeatTickets(ctx, no); err != nil {
+			return web.OrderData{}, err
+		}
+	}
+	return web.OrderData{Order: o, SeatTickets: seatTickets, Show: show, Events: events, MaxHold: cn.Engine.MaxHold(),
 		Refunds: refunds, RefundApprovalCents: cn.Refunds.ApprovalCents(), Payments: payments, Cases: cases}, nil
 }
 

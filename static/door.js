@@ -110,7 +110,7 @@
     return h.map(function (x) { return ("0000000" + x.toString(16)).slice(-8); }).join("");
   }
 
-  var root, form, codeField, gateField, texts, alphabet, codeLen;
+  var root, form, codeField, gateField, texts, alphabet, codeLen, seatCodeLen;
   var store = { list: null, index: {}, local: {}, queue: [], sent: {} };
   var LIST_MAX_AGE = 36 * 3600 * 1000; // a list is forgotten after its show
   var online = navigator.onLine !== false;
@@ -126,11 +126,11 @@
     });
   }
 
-  // normalize is core.NormalizeCode: upper case, no dashes, I and L read
-  // as 1, O as 0; "" when not a code.
+  // normalize is core.NormalizeTicketCode: upper case, no dashes, I and L
+  // read as 1, O as 0; "" when not an order's or a seat's code.
   function normalize(code) {
     var s = code.trim().replace(/-/g, "").toUpperCase().replace(/[IL]/g, "1").replace(/O/g, "0");
-    if (s.length !== codeLen) {
+    if (s.length !== codeLen && s.length !== seatCodeLen) {
       return "";
     }
     for (var i = 0; i < s.length; i++) {
@@ -212,13 +212,20 @@
     }
   }
 
+  // reindex maps each code's hash to its order's ticket t and, for a
+  // seat's own code, the one seat it admits (seat "": all of t's). The
+  // admissions are kept by order (store.local[t.hash]), whichever code
+  // let a seat in.
   function reindex() {
     store.index = {};
     if (!store.list) {
       return;
     }
     store.list.tickets.forEach(function (t) {
-      store.index[t.hash] = t;
+      store.index[t.hash] = { t: t, seat: "" };
+      (t.seat_codes || []).forEach(function (c) {
+        store.index[c.hash] = { t: t, seat: c.seat };
+      });
     });
   }
 
@@ -261,19 +268,22 @@
   // decide answers a scan from the list and queues what it admitted.
   function decide(raw, gate, id) {
     var code = normalize(raw);
-    var t = code && store.index[hashOf(code)];
-    if (!t) {
+    var hit = code && store.index[hashOf(code)];
+    if (!hit) {
       return { result: "not_valid", reason: "unknown_code" };
     }
+    var t = hit.t;
     if (t.state !== "valid") {
       return { result: "not_valid", reason: t.state };
     }
     var h = t.hash;
     var mine = store.local[h] || { seats: [], at: "" };
     var done = (t.admitted || []).concat(mine.seats);
-    var left = t.seats.filter(function (s) { return done.indexOf(s) < 0; });
+    var asked = hit.seat ? [hit.seat] : t.seats;
+    var left = asked.filter(function (s) { return done.indexOf(s) < 0; });
     if (!left.length) {
-      return { result: "already_checked_in", seats: t.seats, here: mine.seats.length ? mine.at : "" };
+      var here = asked.some(function (s) { return mine.seats.indexOf(s) >= 0; });
+      return { result: "already_checked_in", seats: asked, here: here ? mine.at : "" };
     }
     var at = new Date().toISOString();
     store.local[h] = { seats: mine.seats.concat(left), at: at };
@@ -286,10 +296,11 @@
   // list knows it if the connection drops later.
   function remember(code, seats) {
     code = normalize(code || "");
-    var t = code && store.list && store.index[hashOf(code)];
-    if (!t || !seats.length) {
+    var hit = code && store.list && store.index[hashOf(code)];
+    if (!hit || !seats.length) {
       return;
     }
+    var t = hit.t;
     var mine = store.local[t.hash] || { seats: [], at: "" };
     store.local[t.hash] = { seats: mine.seats.concat(seats), at: new Date().toISOString() };
     save();
@@ -629,8 +640,9 @@
         store.local = {};
         reindex();
         store.queue.forEach(function (q) {
-          var t = store.index[hashOf(q.code)];
-          if (t) {
+          var hit = store.index[hashOf(q.code)];
+          if (hit) {
+            var t = hit.t;
             var mine = store.local[t.hash] || { seats: [], at: q.at };
             store.local[t.hash] = { seats: mine.seats.concat(q.seat_ids), at: q.at };
           }
@@ -657,6 +669,7 @@
     texts = JSON.parse(root.getAttribute("data-texts"));
     alphabet = root.getAttribute("data-alphabet");
     codeLen = Number(root.getAttribute("data-code-len"));
+    seatCodeLen = Number(root.getAttribute("data-seat-code-len"));
     load();
     form.addEventListener("submit", scan);
     var cam = document.getElementById("door-camera");

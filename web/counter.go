@@ -44,6 +44,7 @@ type TicketData struct {
 	Payment *core.Payment // the payment that paid it, if recorded
 	Format  string        // TicketA6 or TicketReceipt
 	QR      string        // an SVG of the order code (QRCode)
+	Cards   []SeatCard    // each seat's own ticket (seattickets.go)
 }
 
 // QRCode is an SVG QR code of text, at error correction level M (a

@@ -240,10 +240,12 @@ const MaxExtendMinutes = 120
 
 // OrderData is an order, its timeline and the force-cancel form's state.
 type OrderData struct {
-	Order   core.Order
-	Show    core.Show
-	Events  []core.Event
-	Outcome string // one of the Outcome constants after a force-cancel, or ""
+	Order core.Order
+	// SeatTickets are a paid order's seats with their own ticket codes.
+	SeatTickets []core.SeatTicket
+	Show        core.Show
+	Events      []core.Event
+	Outcome     string // one of the Outcome constants after a force-cancel, or ""
 	// Confirming is set when the form was sent once: the page then asks to
 	// confirm the cancel of these seats for Reason.
 	Confirming bool

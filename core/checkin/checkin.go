@@ -1,6 +1,8 @@
 // Package checkin admits tickets at the door. A ticket is a seat of a paid
-// order; the QR code on the printed ticket carries the order's short code
-// (core/codes.go). A ticket admits once: the store's one conditional update
+// order; the printed order ticket's QR code carries the order's short code
+// (core/codes.go), which admits all its seats, and each seat's own ticket
+// card carries that seat's code (core/seattickets.go), which admits that
+// seat only. A ticket admits once: the store's one conditional update
 // (order_seat.checked_in_at = 0 → now, while the order is paid) decides, so
 // two gates on two instances scanning one ticket at the same instant admit
 // it once and the other learns who was first.
@@ -79,6 +81,9 @@ type Scan struct {
 // Store is what check-in needs of the system of record.
 type Store interface {
 	OrderNoByCode(ctx context.Context, code string) (string, error)
+	// TicketByCode is the seat (order_seat row) whose own ticket code this
+	// is (normalized); core.ErrOrderNotFound when no row has it.
+	TicketByCode(ctx context.Context, code string) (Ticket, error)
 	Order(ctx context.Context, orderNo string) (core.Order, error)
 	// AdmitTickets is the one conditional update: it sets the admission of
 	// those of s.SeatIDs not admitted yet, only while the order is paid,
@@ -103,11 +108,11 @@ type Store interface {
 
 // Request is one scan at a gate.
 type Request struct {
-	Code    string   // the QR's order code, or
+	Code    string   // the QR's code (the order's, or one seat's), or
 	OrderNo string   // the order number
 	Gate    string   // where the scan happened
 	ShowID  int64    // when not 0, the show this gate admits to
-	SeatIDs []string // part of the order; empty: all its seats
+	SeatIDs []string // part of the order; empty: all its seats (a seat code's one seat)
 	Actor   string   // who scanned: staff:<name> or api:<prefix>
 	// ScanID, when set (16 hex digits), names the scan: a gate that got no
 	// answer and decided the scan offline sends it again under this id
@@ -204,17 +209,21 @@ func (d *Desk) admit(ctx context.Context, r Request) (Admission, error) {
 }
 
 // ticket resolves a scan to its order and the seats it asks for, or a
-// not_valid refusal.
+// not_valid refusal (naming the seat of a seat code).
 func (d *Desk) ticket(ctx context.Context, code, orderNo string, seatIDs []string, showID int64) (core.Order, []string, error) {
-	o, err := d.order(ctx, code, orderNo)
+	o, seat, err := d.order(ctx, code, orderNo)
 	if err != nil {
 		return core.Order{}, nil, err
 	}
-	seats, err := pick(o, seatIDs)
+	seats, err := pick(o, seat, seatIDs)
 	if err != nil {
 		return core.Order{}, nil, err
 	}
-	if err := valid(o, showID); err != nil {
+	var named []string
+	if seat != "" {
+		named = seats
+	}
+	if err := valid(o, showID, named); err != nil {
 		return core.Order{}, nil, err
 	}
 	return o, seats, nil
@@ -251,7 +260,11 @@ func (d *Desk) apply(ctx context.Context, o core.Order, scan Scan, showID int64)
 	if err != nil {
 		return Admission{}, nil, err
 	}
-	if err := valid(now, showID); err != nil {
+	if err := valid(now, showID, nil); err != nil {
+		return Admission{}, nil, err
+	}
+	// Or the seats left the order (a partial refund won).
+	if _, err := pick(now, "", scan.SeatIDs); err != nil {
 		return Admission{}, nil, err
 	}
 	return Admission{}, nil, fmt.Errorf("checkin %s: paid, but its seats have no rows", o.OrderNo)
@@ -260,14 +273,14 @@ func (d *Desk) apply(ctx context.Context, o core.Order, scan Scan, showID int64)
 // Undo clears the admission of the order's seats (all when seatIDs is
 // empty) so they admit again, once; staff is audited with the scans undone.
 func (d *Desk) Undo(ctx context.Context, code, orderNo string, seatIDs []string, staff *core.StaffAction) ([]Ticket, error) {
-	o, err := d.order(ctx, code, orderNo)
+	o, seat, err := d.order(ctx, code, orderNo)
 	if errors.Is(err, ErrNotValid) {
 		return nil, fmt.Errorf("undo check-in: %w", core.ErrOrderNotFound)
 	}
 	if err != nil {
 		return nil, err
 	}
-	seats, err := pick(o, seatIDs)
+	seats, err := pick(o, seat, seatIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -288,38 +301,48 @@ func (d *Desk) Undo(ctx context.Context, code, orderNo string, seatIDs []string,
 	return undone, nil
 }
 
-// order resolves a scanned code or a typed order number; an unknown one is
-// not valid (the door must say so, not "not found").
-func (d *Desk) order(ctx context.Context, code, orderNo string) (core.Order, error) {
+// order resolves a scanned code or a typed order number to its order and,
+// for a seat's own code, the one seat the code admits ("" for the order's
+// code or number: all its seats). An unknown one is not valid (the door
+// must say so, not "not found"); a seat that left its order took its code
+// along, so its code is unknown too.
+func (d *Desk) order(ctx context.Context, code, orderNo string) (core.Order, string, error) {
 	code, orderNo = strings.TrimSpace(code), strings.TrimSpace(orderNo)
 	if (code == "") == (orderNo == "") {
-		return core.Order{}, ErrBadRequest
+		return core.Order{}, "", ErrBadRequest
 	}
 	unknown := refuse(ErrNotValid, Refusal{Reason: ReasonUnknownCode})
+	seat := ""
 	if code != "" {
-		c, ok := core.NormalizeCode(code)
-		if !ok || len(c) != core.CodeLen {
-			return core.Order{}, unknown
+		c, isSeat, ok := core.NormalizeTicketCode(code)
+		if !ok {
+			return core.Order{}, "", unknown
 		}
-		no, err := d.store.OrderNoByCode(ctx, c)
+		var err error
+		if isSeat {
+			var t Ticket
+			t, err = d.store.TicketByCode(ctx, c)
+			orderNo, seat = t.OrderNo, t.SeatID
+		} else {
+			orderNo, err = d.store.OrderNoByCode(ctx, c)
+		}
 		if errors.Is(err, core.ErrOrderNotFound) {
-			return core.Order{}, unknown
+			return core.Order{}, "", unknown
 		}
 		if err != nil {
-			return core.Order{}, err
+			return core.Order{}, "", err
 		}
-		orderNo = no
 	}
 	o, err := d.store.Order(ctx, core.NormalizeOrderNo(orderNo))
 	if errors.Is(err, core.ErrOrderNotFound) {
-		return core.Order{}, unknown
+		return core.Order{}, "", unknown
 	}
-	return o, err
+	return o, seat, err
 }
 
 // valid refuses an order that does not admit: not paid, or for another
-// show than the one the gate admits to.
-func valid(o core.Order, showID int64) error {
+// show than the one the gate admits to; the refusal names seats, if any.
+func valid(o core.Order, showID int64, seats []string) error {
 	reason := ""
 	if o.Status != core.StatusPaid {
 		reason = reasonOf(o.Status)
@@ -330,19 +353,24 @@ func valid(o core.Order, showID int64) error {
 	if reason == "" {
 		return nil
 	}
-	return refuse(ErrNotValid, Refusal{Reason: reason, OrderNo: o.OrderNo, ShowID: o.ShowID})
+	return refuse(ErrNotValid, Refusal{Reason: reason, OrderNo: o.OrderNo, ShowID: o.ShowID, Seats: seats})
 }
 
 // pick is the seats of o a scan asks for, sorted: all when asked is empty;
-// a seat not of o makes the scan not valid.
-func pick(o core.Order, asked []string) ([]string, error) {
+// a seat not of o makes the scan not valid. A seat code's scan (only, not
+// "") may ask for its own seat only.
+func pick(o core.Order, only string, asked []string) ([]string, error) {
+	mine := o.SeatIDs
+	if only != "" {
+		mine = []string{only}
+	}
 	if len(asked) == 0 {
-		return slices.Sorted(slices.Values(o.SeatIDs)), nil
+		return slices.Sorted(slices.Values(mine)), nil
 	}
 	var out []string
 	for _, s := range asked {
 		s = strings.TrimSpace(s)
-		if !slices.Contains(o.SeatIDs, s) {
+		if !slices.Contains(mine, s) {
 			return nil, refuse(ErrNotValid, Refusal{Reason: ReasonNotInOrder, OrderNo: o.OrderNo, ShowID: o.ShowID, Seats: []string{s}})
 		}
 		if !slices.Contains(out, s) {

@@ -42,7 +42,7 @@ const ListValid = "valid"
 const MaxSyncScans = 500
 
 // maxCodeLen bounds a synced scan's code (what a QR may carry; a ticket's
-// is 8 characters).
+// is 8 characters, a seat's 10).
 const maxCodeLen = 64
 
 // syncSkew is how far in the future an offline scan's time may be (the
@@ -59,6 +59,16 @@ type ListTicket struct {
 	State    string   `json:"state"` // ListValid or why it does not admit
 	Seats    []string `json:"seats"`
 	Admitted []string `json:"admitted,omitempty"` // seats admitted when the list was made
+	// SeatCodes are the seats' own codes, hashed like the order's: each
+	// admits its seat only, and shares the seat's admission with the
+	// order code (a seat let in by either is in).
+	SeatCodes []ListSeatCode `json:"seat_codes,omitempty"`
+}
+
+// ListSeatCode is one seat's own ticket code in a list.
+type ListSeatCode struct {
+	Hash string `json:"hash"` // CodeHash(List.Salt, the seat's code)
+	Seat string `json:"seat"`
 }
 
 // List is a show's tickets as an offline gate needs them.
@@ -76,6 +86,7 @@ type ListRow struct {
 	Code     string
 	Status   core.OrderStatus
 	SeatID   string
+	SeatCode string // the seat's own ticket code
 	Admitted bool
 }
 
@@ -139,6 +150,7 @@ func (d *Desk) List(ctx context.Context, showID int64) (List, error) {
 		t := &l.Tickets[len(l.Tickets)-1]
 		if r.SeatID != "" {
 			t.Seats = append(t.Seats, r.SeatID)
+			t.SeatCodes = append(t.SeatCodes, ListSeatCode{Hash: CodeHash(l.Salt, r.SeatCode), Seat: r.SeatID})
 			if r.Admitted {
 				t.Admitted = append(t.Admitted, r.SeatID)
 			}

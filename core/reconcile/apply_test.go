@@ -144,8 +144,8 @@ func (f *fixture) seedAnomalies(t *testing.T) {
 	f.cancel(t, f.place(t, 3, "A-3"))
 	f.seats.failRelease.Store(false)
 	db := f.st.DB.X()
-	if _, err := db.ExecContext(ctx, db.Rebind(`INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at)
- VALUES (?, 'B-5', 'SFGONE', 8, ?)`), f.show.ID, f.clock.Now().UnixMilli()); err != nil {
+	if _, err := db.ExecContext(ctx, db.Rebind(`INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at, ticket_code)
+ VALUES (?, 'B-5', 'SFGONE', 8, ?, ?)`), f.show.ID, f.clock.Now().UnixMilli(), core.NewSeatCode()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.st.Seats.SetLimit(ctx, f.show.ID, 9, 4); err != nil {

@@ -132,8 +132,8 @@ func TestFaultOrderSeatLeftBehind(t *testing.T) {
 			user        int64
 		}{{"A-1", o.OrderNo, 1}, {"B-5", "SFNOSUCHORDER", 9}} {
 			if _, err := st.DB.X().ExecContext(ctx, st.DB.X().Rebind(`INSERT INTO order_seat
- (show_id, seat_id, order_no, user_id, created_at) VALUES (?, ?, ?, ?, ?)`),
-				f.show.ID, row.seat, row.order, row.user, f.clock.Now().UnixMilli()); err != nil {
+ (show_id, seat_id, order_no, user_id, created_at, ticket_code) VALUES (?, ?, ?, ?, ?, ?)`),
+				f.show.ID, row.seat, row.order, row.user, f.clock.Now().UnixMilli(), core.NewSeatCode()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -238,7 +238,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 			t.Fatalf("payment after cancel: %v %v", res, err)
 		}
 		if _, err := st.DB.X().ExecContext(ctx, st.DB.X().Rebind(`INSERT INTO order_seat
- (show_id, seat_id, order_no, user_id, created_at) VALUES (?, 'E-1', 'SFGONE', 5, 0)`), f.show.ID); err != nil {
+ (show_id, seat_id, order_no, user_id, created_at, ticket_code) VALUES (?, 'E-1', 'SFGONE', 5, 0, ?)`), f.show.ID, core.NewSeatCode()); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.Seats.SetLimit(ctx, f.show.ID, 6, 3); err != nil {

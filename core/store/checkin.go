@@ -155,9 +155,10 @@ func (db *DB) TicketRows(ctx context.Context, showID int64) ([]checkin.ListRow, 
 		Code    string         `db:"code"`
 		Status  int            `db:"status"`
 		SeatID  sql.NullString `db:"seat_id"`
+		Ticket  sql.NullString `db:"ticket_code"`
 		At      sql.NullInt64  `db:"checked_in_at"`
 	}
-	if err := db.r.SelectContext(ctx, &rows, `SELECT o.order_no, o.code, o.status, s.seat_id, s.checked_in_at
+	if err := db.r.SelectContext(ctx, &rows, `SELECT o.order_no, o.code, o.status, s.seat_id, s.ticket_code, s.checked_in_at
  FROM order_info o LEFT JOIN order_seat s ON s.order_no = o.order_no
  WHERE o.show_id = ? AND o.status IN (?, ?) ORDER BY o.order_no, s.seat_id`,
 		showID, int(core.StatusPaid), int(core.StatusRefunded)); err != nil {
@@ -166,7 +167,7 @@ func (db *DB) TicketRows(ctx context.Context, showID int64) ([]checkin.ListRow, 
 	out := make([]checkin.ListRow, len(rows))
 	for i, r := range rows {
 		out[i] = checkin.ListRow{OrderNo: r.OrderNo, Code: r.Code, Status: core.OrderStatus(r.Status),
-			SeatID: r.SeatID.String, Admitted: r.At.Int64 != 0}
+			SeatID: r.SeatID.String, SeatCode: r.Ticket.String, Admitted: r.At.Int64 != 0}
 	}
 	return out, nil
 }

@@ -527,8 +527,8 @@ func testTakenSeats(t *testing.T, db *DB) {
 	if _, err := transition(ctx, db, "C", core.StatusCancelled, core.Transition{At: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.X().ExecContext(ctx, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at) VALUES (?, 'B-12', 'GONE', 9, ?)`,
-		show.ID, ms(t0.Add(time.Hour))); err != nil {
+	if _, err := db.X().ExecContext(ctx, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at, ticket_code) VALUES (?, 'B-12', 'GONE', 9, ?, ?)`,
+		show.ID, ms(t0.Add(time.Hour)), core.NewSeatCode()); err != nil {
 		t.Fatal(err)
 	}
 	holds, err := db.TakenSeats(ctx, show.ID)
@@ -766,8 +766,8 @@ func testOrphanSeats(t *testing.T, db *DB) {
 	if _, err := transition(ctx, db, "C", core.StatusCancelled, core.Transition{At: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.X().ExecContext(ctx, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at) VALUES (?, 'B-12', 'GONE', 9, 0)`,
-		show.ID); err != nil {
+	if _, err := db.X().ExecContext(ctx, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at, ticket_code) VALUES (?, 'B-12', 'GONE', 9, 0, ?)`,
+		show.ID, core.NewSeatCode()); err != nil {
 		t.Fatal(err)
 	}
 	want := []OrphanSeat{

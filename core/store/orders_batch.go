@@ -91,9 +91,10 @@ func (t *tx) InsertOrders(ctx context.Context, os []core.Order) error {
 		"placed seats of %d orders", len(os))
 }
 
-// InsertSeatsOfOrders inserts the order_seat rows of many orders, in
-// (show, seat) order so concurrent batches take key locks in one order. A
-// seat another order holds fails the whole call with core.ErrSeatUnavailable.
+// InsertSeatsOfOrders inserts the order_seat rows of many orders, each
+// with its own ticket code, in (show, seat) order so concurrent batches
+// take key locks in one order. A seat another order holds fails the whole
+// call with core.ErrSeatUnavailable.
 func (t *tx) InsertSeatsOfOrders(ctx context.Context, os []core.Order) error {
 	type row struct {
 		o    *core.Order
@@ -111,16 +112,18 @@ func (t *tx) InsertSeatsOfOrders(ctx context.Context, os []core.Order) error {
 	slices.SortFunc(rows, func(a, b row) int {
 		return cmp.Or(cmp.Compare(a.o.ShowID, b.o.ShowID), core.CompareSeatIDs(a.seat, b.seat))
 	})
-	args := make([]any, 0, 5*len(rows))
+	args := make([]any, 0, seatRowCols*len(rows))
 	for _, r := range rows {
 		args = append(args, r.o.ShowID, r.seat, r.o.OrderNo, r.o.UserID, ms(r.o.CreatedAt))
 	}
-	err := insertRows(ctx, t.x, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at) VALUES `, 5, args,
-		"seats of %d orders", len(os))
+	err := insertSeatRows(ctx, t.x, args)
 	if isDuplicate(err) {
 		return fmt.Errorf("seats of %d orders: %w", len(os), core.ErrSeatUnavailable)
 	}
-	return err
+	if err != nil {
+		return dbErr(err, "seats of %d orders", len(os))
+	}
+	return nil
 }
 
 // AddEvents appends many events in the transaction.

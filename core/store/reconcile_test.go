@@ -249,8 +249,8 @@ func TestShowSeatRowsAndOrderStates(t *testing.T) {
 		gone := pending("GONE", show.ID, 3, t0, "B-1")
 		gone.Status, gone.ClosedAt = core.StatusCancelled, t0.Add(2*time.Minute)
 		mustPlace(t, db, gone) // a cancelled order that kept its row
-		if _, err := db.X().ExecContext(ctx, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at)
- VALUES (?, 'B-2', 'NOPE', 4, ?)`, show.ID, ms(t0)); err != nil {
+		if _, err := db.X().ExecContext(ctx, `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at, ticket_code)
+ VALUES (?, 'B-2', 'NOPE', 4, ?, ?)`, show.ID, ms(t0), core.NewSeatCode()); err != nil {
 			t.Fatal(err)
 		}
 		var got []string

@@ -97,8 +97,9 @@ func (db *DB) TakenSeats(ctx context.Context, showID int64) ([]core.SeatHold, er
 	return out, nil
 }
 
-// InsertOrderSeats inserts one order_seat row per seat of o, in seat order so
-// that concurrent transactions take key locks in the same order. When
+// InsertOrderSeats inserts one order_seat row per seat of o, each with its
+// own ticket code, in seat order so that concurrent transactions take key
+// locks in the same order. When
 // UNIQUE(show_id, seat_id) rejects a row it returns core.SeatsUnavailable
 // naming the seats other orders hold; the transaction stays usable, for the
 // caller to roll back.
@@ -110,19 +111,16 @@ func (t *tx) InsertOrderSeats(ctx context.Context, o core.Order) error {
 	if err := checkDistinct(ids); err != nil {
 		return err
 	}
-	for chunk := range slices.Chunk(ids, insertChunk) {
-		args := make([]any, 0, 5*len(chunk))
-		for _, id := range chunk {
-			args = append(args, o.ShowID, id, o.OrderNo, o.UserID, ms(o.CreatedAt))
-		}
-		q := `INSERT INTO order_seat (show_id, seat_id, order_no, user_id, created_at) VALUES ` + placeholders(len(chunk), 5)
-		_, err := t.x.ExecContext(ctx, q, args...)
-		if isDuplicate(err) {
-			return t.seatsTaken(ctx, o, ids)
-		}
-		if err != nil {
-			return dbErr(err, "insert seats of order %s", o.OrderNo)
-		}
+	args := make([]any, 0, seatRowCols*len(ids))
+	for _, id := range ids {
+		args = append(args, o.ShowID, id, o.OrderNo, o.UserID, ms(o.CreatedAt))
+	}
+	err := insertSeatRows(ctx, t.x, args)
+	if isDuplicate(err) {
+		return t.seatsTaken(ctx, o, ids)
+	}
+	if err != nil {
+		return dbErr(err, "insert seats of order %s", o.OrderNo)
 	}
 	return nil
 }
