@@ -236,6 +236,7 @@
   document.addEventListener("DOMContentLoaded", tick);
   document.addEventListener("DOMContentLoaded", markPicked);
   document.addEventListener("htmx:oobAfterSwap", markPicked);
+  document.addEventListener("seatmap:built", markPicked);
   document.addEventListener("htmx:afterSettle", markPicked);
   document.addEventListener("htmx:afterSettle", tick);
   setInterval(tick, 1000);

@@ -1049,9 +1049,14 @@ var catalog = map[string]entry{
 	"seatmap.keys":               {"Arrow keys move between seats, Home and End to a row's ends, Enter opens a seat, Esc goes back to the map; + − 0 zoom.", "方向键在座位间移动，Home/End 到行首/行尾，Enter 打开座位，Esc 返回座位图；+ − 0 缩放。"},
 	"seatmap.seats":              {"Seats", "座位"},
 	"seatmap.prices":             {"Prices", "票价"},
-	"seatmap.highlight_order":    {"Highlight this order's seats", "突出显示该订单的座位"},
-	"seatmap.close_panel":        {"Close", "关闭"},
-	"live.stale":                 {"Stale since %s: this page is not updating. Reconnecting…", "自 %s 起数据已过期：本页未在更新，正在重新连接…"},
+	// The seat map's overview (seatmap.js, issue 31).
+	"seatmap.overview":        {"Overview", "总览"},
+	"seatmap.area_rows":       {"Rows %1–%2", "%1–%2 排"},
+	"seatmap.area_row":        {"Row %1", "%1 排"},
+	"seatmap.area_free":       {"%1 of %2 free", "%2 个座位中 %1 个空闲"},
+	"seatmap.highlight_order": {"Highlight this order's seats", "突出显示该订单的座位"},
+	"seatmap.close_panel":     {"Close", "关闭"},
+	"live.stale":              {"Stale since %s: this page is not updating. Reconnecting…", "自 %s 起数据已过期：本页未在更新，正在重新连接…"},
 	// Dashboards per role (issue 15).
 	"dashboard.expiring":       {"Holds expiring in 5 min", "5 分钟内到期的锁座"},
 	"dashboard.expiring_list":  {"Expiring in the next 5 minutes: %d", "未来 5 分钟内到期：%d"},

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"io"
 	"strconv"
@@ -65,7 +66,11 @@ const seatRun = 20
 // before its first row, placed above it. Seats next to each other, one
 // pitch apart on one line, share a run laid out by the browser; a run
 // starts anew after seatRun seats, off that line (a curve), and after a
-// jump (an aisle: class gap).
+// jump (an aisle: class gap). A run carries its seats as data (data-s,
+// appendRunSeats), not as buttons: 20,000 buttons in the page cost the
+// browser most of a second to parse and style before the first frame,
+// so seatmap.js makes the buttons of the runs in view first and the rest
+// when the browser is idle.
 func seatRows(plan seatPlan, cats []core.PriceCategory) templ.Component {
 	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
 		n := 0
@@ -73,7 +78,7 @@ func seatRows(plan seatPlan, cats []core.PriceCategory) templ.Component {
 			n += len(r.seats)
 		}
 		classes := categoryClasses(cats)
-		b := make([]byte, 0, n*48+(len(plan.rows)+n/seatRun)*64)
+		b := make([]byte, 0, n*24+(len(plan.rows)+n/seatRun)*64)
 		for _, r := range plan.rows {
 			if r.heading != "" {
 				b = append(b, `<h3 class="seat-section"`...)
@@ -104,11 +109,8 @@ func seatRows(plan seatPlan, cats []core.PriceCategory) templ.Component {
 				}
 				b = append(b, '"')
 				b = appendPlace(b, first.x-r.left, first.y-r.top, (end-i)*pitchX-seatGap, 0)
-				b = append(b, '>')
-				for _, s := range r.seats[i:end] {
-					b = appendSeat(b, s.SeatView, classes[s.Category], false)
-				}
-				b = append(b, `</span>`...)
+				b = appendRunSeats(b, r.seats[i:end], classes)
+				b = append(b, `></span>`...)
 				i = end
 			}
 			b = append(b, `</div>`...)
@@ -116,6 +118,64 @@ func seatRows(plan seatPlan, cats []core.PriceCategory) templ.Component {
 		_, err := w.Write(b)
 		return err
 	})
+}
+
+// appendRunSeats appends a run's data-s: a JSON array with one array per
+// seat, [id, state, category class, order, number], its trailing empty
+// fields left out; the number only when the id is not ROW-NUMBER, as
+// Seat's data-n. The attribute is single-quoted, so JSON's double quotes
+// need no escaping.
+func appendRunSeats(b []byte, seats []placedSeat, classes map[string]string) []byte {
+	b = append(b, ` data-s='[`...)
+	for i, s := range seats {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		n := ""
+		if s.Number > 0 && s.SeatID != rowLabel(s.SeatView)+"-"+strconv.Itoa(s.Number) {
+			n = strconv.Itoa(s.Number)
+		}
+		fields := [...]string{s.SeatID, s.State.String(), classes[s.Category], s.OrderNo}
+		last := 1
+		for j := range fields {
+			if fields[j] != "" {
+				last = j
+			}
+		}
+		if n != "" {
+			last = len(fields)
+		}
+		b = append(b, '[')
+		for j := 0; j <= last && j < len(fields); j++ {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, fields[j])
+		}
+		if n != "" {
+			b = append(b, ',')
+			b = append(b, n...)
+		}
+		b = append(b, ']')
+	}
+	return append(b, `]'`...)
+}
+
+// appendJSONString appends s as a JSON string fit for a single-quoted
+// attribute: json.Marshal escapes <, > and &, and ' is escaped here.
+func appendJSONString(b []byte, s string) []byte {
+	safe := true
+	for i := 0; i < len(s) && safe; i++ {
+		c := s[i]
+		safe = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '\'' && c != '<' && c != '>' && c != '&'
+	}
+	if safe {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, strings.ReplaceAll(string(q), "'", `\u0027`)...)
 }
 
 func abs(v int) int { return max(v, -v) }
