@@ -32,6 +32,7 @@ type planLoad struct {
 type cachedPlan struct {
 	version int64
 	seats   map[string]Seat
+	ordered []Seat     // the plan as the store orders it (by row, col): the seat map's
 	index   *SeatIndex // best available's view of the plan (bestseats.go)
 }
 
@@ -95,7 +96,8 @@ func readPlan(ctx context.Context, store Store, showID int64) (cachedPlan, error
 	if err != nil {
 		return cachedPlan{}, fmt.Errorf("seat plan of show %d: %w", showID, err)
 	}
-	p := cachedPlan{version: show.PlanVersion, seats: make(map[string]Seat, len(seats)), index: BuildSeatIndex(seats, show.Best)}
+	p := cachedPlan{version: show.PlanVersion, seats: make(map[string]Seat, len(seats)), ordered: seats,
+		index: BuildSeatIndex(seats, show.Best)}
 	for _, s := range seats {
 		p.seats[s.SeatID] = s
 	}

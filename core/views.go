@@ -31,13 +31,22 @@ func (e *Engine) Order(ctx context.Context, orderNo string) (Order, []Event, err
 
 // SeatMap joins the show's seat plan (DB) with the live seat state (Redis).
 func (e *Engine) SeatMap(ctx context.Context, showID int64) ([]SeatView, error) {
-	if _, err := e.store.Show(ctx, showID); err != nil {
+	show, err := e.store.Show(ctx, showID)
+	if err != nil {
 		return nil, err
 	}
-	plan, err := e.store.Seats(ctx, showID)
+	// The cached plan, as placements use it: reading 20,000 seats was most
+	// of a big map's answer. The show's version says whether it is still
+	// the plan (another instance may have replaced it).
+	cached, err := e.plans.get(ctx, e.store, showID)
+	if err == nil && cached.version != show.PlanVersion {
+		e.plans.forget(showID)
+		cached, err = e.plans.get(ctx, e.store, showID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("seat map %d: plan: %w", showID, err)
 	}
+	plan := cached.ordered
 	holds, err := e.seats.Holds(ctx, showID)
 	if err != nil {
 		return nil, fmt.Errorf("seat map %d: seat state: %w", showID, err)
