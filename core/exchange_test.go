@@ -169,6 +169,22 @@ func TestExchange(t *testing.T) {
 				if n := len(f.events(t, o.OrderNo, core.EventSeatsExchanged)); n != 1 {
 					t.Errorf("%d seats_exchanged events, want 1", n)
 				}
+				// Each seat held has its own ticket code; the seats given up
+				// took theirs along (their printed tickets stop admitting).
+				tickets, err := st.DB.SeatTickets(ctx, o.OrderNo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ticketSeats []string
+				for _, tk := range tickets {
+					ticketSeats = append(ticketSeats, tk.SeatID)
+					if len(tk.Code) != core.SeatCodeLen {
+						t.Errorf("seat %s has ticket code %q", tk.SeatID, tk.Code)
+					}
+				}
+				if !slices.Equal(ticketSeats, want) {
+					t.Errorf("tickets of %v, want %v", ticketSeats, want)
+				}
 				f.wantSeats(t, core.SeatSold, want...)
 				f.wantSeats(t, core.SeatAvailable, c.req.From...)
 				f.wantCounter(t, user, len(want))
