@@ -46,14 +46,11 @@ func (cn *console) bestRules(c echo.Context) error {
 // with the reason, the heat map still of the rules in force.
 func (cn *console) saveBestRules(c echo.Context) error {
 	ctx := c.Request().Context()
-	id, err := positiveID(c.Param("id"))
-	if err != nil {
-		return echo.ErrNotFound
-	}
-	show, err := cn.Engine.Store().Show(ctx, id)
+	show, err := cn.showParam(c)
 	if err != nil {
 		return err
 	}
+	id := show.ID
 	p := cn.page(c, "bestrules.title", web.NavShows)
 	d := web.BestRulesData{Show: show, Form: web.BestRulesForm{Custom: c.FormValue("focal") == "point",
 		X: strings.TrimSpace(c.FormValue("x")), Y: strings.TrimSpace(c.FormValue("y")), AllowSingles: c.FormValue("allow_singles") != ""}}

@@ -39,8 +39,7 @@ func (cn *console) showEditForm(c echo.Context) error {
 	}
 	p := cn.page(c, "showedit.title", web.NavShows)
 	s := plan.Show
-	d := web.ShowEditData{Show: s, Form: web.ShowEditForm{Name: s.Name, Venue: s.Venue,
-		StartsAt: p.DateTimeLocal(s.StartsAt), SalesEnd: p.DateTimeLocal(s.SalesEnd)}}
+	d := showEditOf(p, s)
 	switch {
 	case s.Status == core.ShowCancelled:
 		d.Locked = "showedit.locked_cancelled"
@@ -48,6 +47,22 @@ func (cn *console) showEditForm(c echo.Context) error {
 		d.Locked = "showedit.locked_orders"
 	}
 	return cn.renderShowEdit(c, p, d, nil, http.StatusOK)
+}
+
+// showParam reads the show the route's :id names (404 for an id that
+// cannot be one).
+func (cn *console) showParam(c echo.Context) (core.Show, error) {
+	id, err := positiveID(c.Param("id"))
+	if err != nil {
+		return core.Show{}, echo.ErrNotFound
+	}
+	return cn.Engine.Store().Show(c.Request().Context(), id)
+}
+
+// showEditOf is the edit page of show s as stored, in p's zone.
+func showEditOf(p web.Page, s core.Show) web.ShowEditData {
+	return web.ShowEditData{Show: s, Form: web.ShowEditForm{Name: s.Name, Venue: s.Venue,
+		StartsAt: p.DateTimeLocal(s.StartsAt), SalesEnd: p.DateTimeLocal(s.SalesEnd)}}
 }
 
 // priceFields are the show's categories in the prices form: as typed
@@ -73,17 +88,13 @@ func (cn *console) priceFields(c echo.Context, s core.Show, typed map[string]str
 // form as typed, nothing written.
 func (cn *console) repriceShow(c echo.Context) error {
 	ctx := c.Request().Context()
-	id, err := positiveID(c.Param("id"))
-	if err != nil {
-		return echo.ErrNotFound
-	}
-	show, err := cn.Engine.Store().Show(ctx, id)
+	show, err := cn.showParam(c)
 	if err != nil {
 		return err
 	}
+	id := show.ID
 	p := cn.page(c, "showedit.title", web.NavShows)
-	d := web.ShowEditData{Show: show, Form: web.ShowEditForm{Name: show.Name, Venue: show.Venue,
-		StartsAt: p.DateTimeLocal(show.StartsAt), SalesEnd: p.DateTimeLocal(show.SalesEnd)}}
+	d := showEditOf(p, show)
 	cats, err := cn.Engine.Store().PriceCategories(ctx, id)
 	if err != nil {
 		return err
@@ -161,14 +172,11 @@ func (cn *console) renderShowEdit(c echo.Context, p web.Page, d web.ShowEditData
 // form with its reason, nothing written.
 func (cn *console) editShow(c echo.Context) error {
 	ctx := c.Request().Context()
-	id, err := positiveID(c.Param("id"))
-	if err != nil {
-		return echo.ErrNotFound
-	}
-	show, err := cn.Engine.Store().Show(ctx, id)
+	show, err := cn.showParam(c)
 	if err != nil {
 		return err
 	}
+	id := show.ID
 	p := cn.page(c, "showedit.title", web.NavShows)
 	f := web.ShowEditForm{Name: strings.TrimSpace(c.FormValue("name")), Venue: strings.TrimSpace(c.FormValue("venue")),
 		StartsAt: strings.TrimSpace(c.FormValue("starts_at")), SalesEnd: strings.TrimSpace(c.FormValue("sales_end"))}

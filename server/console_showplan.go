@@ -51,20 +51,15 @@ func (cn *console) planFormOf(ctx context.Context, s core.Show) (web.NewShowData
 // replacePlan previews or saves the plan form; a refusal comes back on the
 // form with its reason and the entries as typed, nothing written.
 func (cn *console) replacePlan(c echo.Context) error {
-	ctx := c.Request().Context()
-	id, err := positiveID(c.Param("id"))
-	if err != nil {
-		return echo.ErrNotFound
-	}
-	show, err := cn.Engine.Store().Show(ctx, id)
+	show, err := cn.showParam(c)
 	if err != nil {
 		return err
 	}
+	id := show.ID
 	p := cn.page(c, "showedit.title", web.NavShows)
-	d := web.ShowEditData{Show: show, Form: web.ShowEditForm{Name: show.Name, Venue: show.Venue,
-		StartsAt: p.DateTimeLocal(show.StartsAt), SalesEnd: p.DateTimeLocal(show.SalesEnd)},
-		Plan: web.NewShowData{Currency: show.Currency, Categories: c.FormValue("categories"), Source: c.FormValue("source"),
-			Rows: c.FormValue("rows"), PerRow: c.FormValue("seats_per_row"), GridCategory: strings.TrimSpace(c.FormValue("grid_category"))}}
+	d := showEditOf(p, show)
+	d.Plan = web.NewShowData{Currency: show.Currency, Categories: c.FormValue("categories"), Source: c.FormValue("source"),
+		Rows: c.FormValue("rows"), PerRow: c.FormValue("seats_per_row"), GridCategory: strings.TrimSpace(c.FormValue("grid_category"))}
 	spec, csvPlan, err := planFromForm(c, &d.Plan, show.Currency)
 	var v web.ShowPreview
 	if err == nil {
@@ -77,7 +72,7 @@ func (cn *console) replacePlan(c echo.Context) error {
 		return cn.renderShowEdit(c, p, d, nil, http.StatusOK)
 	}
 	if err == nil {
-		if _, err = cn.Engine.UpdatePlan(ctx, id, spec); err == nil {
+		if _, err = cn.Engine.UpdatePlan(c.Request().Context(), id, spec); err == nil {
 			cn.audit(c, core.AuditEntry{Action: core.AuditShowPlan, Target: "show:" + strconv.FormatInt(id, 10),
 				Detail: map[string]any{"seats": len(v.Seats), "categories": len(v.Categories)}})
 			return c.Redirect(http.StatusSeeOther, web.URL("/shows/"+strconv.FormatInt(id, 10)+"/edit?msg=plan_replaced"))
