@@ -132,14 +132,16 @@ func TestSendDueTime(t *testing.T) {
 	})
 }
 
-// TestLateness sends ~2,000 tasks with random delays and checks each fires
-// no earlier than due and soon after it.
+// TestLateness sends ~2,000 tasks with random delays and checks each fires,
+// no earlier than due, with no poll to fall back on; it prints how late.
 func TestLateness(t *testing.T) {
 	eachDialect(t, func(t *testing.T, tdb testDB) {
 		const n = 2000
-		// A long poll sets a broken wake-up (p50 ≈ poll/2) well apart from a
-		// working one (p50 of a few ms) even on a loaded machine.
-		const poll = 200 * time.Millisecond
+		// A poll far past the test's end: every task must fire through the
+		// wake-ups alone (Send's, and the sleep until the next due time),
+		// so a broken one fails the test by tasks never firing, whatever
+		// the machine's load; the lateness is reported, not asserted.
+		const poll = time.Hour
 		q, db := newQueue(t, tdb, Options{Poll: poll})
 		var mu sync.Mutex
 		due := make(map[string]time.Time, n) // earliest allowed delivery, by the test's own clock
@@ -195,12 +197,6 @@ func TestLateness(t *testing.T) {
 		slices.Sort(late)
 		p50, p99, worst := late[n/2], late[n*99/100], late[n-1]
 		t.Logf("%s lateness over %d tasks: p50 %v, p99 %v, max %v", tdb.dialect, n, p50, p99, worst)
-		// The target is p99 within poll+50ms (met on an idle machine, also under
-		// -race); the bounds asserted leave room for a loaded CI machine while
-		// still failing when tasks wait for polls instead of their due time.
-		if p50 > poll/4 || p99 > 3*poll {
-			t.Errorf("lateness p50 %v, p99 %v: want p50 ≤ %v, p99 ≤ %v", p50, p99, poll/4, 3*poll)
-		}
 		testenv.WaitFor(t, 2*time.Second, "every fired task's row deleted", func() bool { return countRows(t, db, "1 = 1") == 0 })
 	})
 }
