@@ -105,9 +105,17 @@ func TestExchange(t *testing.T) {
 	}
 	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
 		ctx := context.Background()
+		// One show for every case (each its own seats), as the invariant
+		// check reads every show of the stack.
+		shared := newRefundFixture(t, st, 0, core.Config{PurchaseLimit: 10})
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				f := newExchangeFixture(t, st, c.threshold, core.Config{PurchaseLimit: 10})
+				refunds, err := core.NewRefunds(shared.eng, st.DB, c.threshold)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := &exchangeFixture{refundFixture: &refundFixture{fixture: shared.fixture, refunds: refunds},
+					exchanges: core.NewExchanges(shared.eng, refunds, core.NewCounter(shared.eng, st.DB))}
 				if c.shift {
 					openShift(t, st, "clerkx")
 				}
