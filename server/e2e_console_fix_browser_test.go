@@ -51,7 +51,7 @@ func TestTicketPrintInBrowser(t *testing.T) {
 		width, height float64 // mm; height 0: any
 		pages         int     // 0: any
 	}{
-		{"a6", 105, 148, 1},
+		{"a6", 105, 148, 3}, // the order's ticket and one card per seat (B-1, B-2), each on its own page
 		{"receipt", 80, 0, 0},
 	} {
 		clerk.do("open the "+tc.format+" ticket",
@@ -65,10 +65,13 @@ func TestTicketPrintInBrowser(t *testing.T) {
 		if len(pages) == 0 || tc.pages != 0 && len(pages) != tc.pages {
 			t.Fatalf("%s ticket: %d pages, want %d", tc.format, len(pages), tc.pages)
 		}
-		w, h := pages[0][0], pages[0][1]
-		t.Logf("%s ticket: %d page(s), the first %.1f × %.1f pt (%.1f × %.1f mm)", tc.format, len(pages), w, h, w/mm, h/mm)
-		if math.Abs(w-tc.width*mm) > 1 || tc.height != 0 && math.Abs(h-tc.height*mm) > 1 {
-			t.Errorf("%s ticket prints on %.1f × %.1f mm, want %.0f × %.0f", tc.format, w/mm, h/mm, tc.width, tc.height)
+		t.Logf("%s ticket: %d page(s), the first %.1f × %.1f pt (%.1f × %.1f mm)", tc.format, len(pages),
+			pages[0][0], pages[0][1], pages[0][0]/mm, pages[0][1]/mm)
+		for i, pg := range pages {
+			w, h := pg[0], pg[1]
+			if math.Abs(w-tc.width*mm) > 1 || tc.height != 0 && math.Abs(h-tc.height*mm) > 1 {
+				t.Errorf("%s ticket's page %d prints on %.1f × %.1f mm, want %.0f × %.0f", tc.format, i+1, w/mm, h/mm, tc.width, tc.height)
+			}
 		}
 	}
 }

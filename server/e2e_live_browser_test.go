@@ -165,7 +165,9 @@ func TestLivePagesInBrowser(t *testing.T) {
 	t.Cleanup(func() { again.Close() })
 	holds.waitJS("live again, with the hold placed while stale",
 		fmt.Sprintf(`!!(document.body.dataset.liveState === 'live' && document.getElementById('stale-notice').hidden && document.getElementById('hold-%s') && !document.getElementById('holds-live').inert)`, late))
-	seats.waitJS("the seat map live again", `document.body.dataset.liveState === 'live' && !document.getElementById('seat-live').inert && document.getElementById('seat-C-3').classList.contains('locked')`)
+	// The stream swaps a fresh grid in: its seats are made and it is drawn
+	// to the plan again once htmx has settled it.
+	seats.waitJS("the seat map live again", `document.body.dataset.liveState === 'live' && !document.getElementById('seat-live').inert && document.getElementById('seat-C-3') !== null && document.getElementById('seat-C-3').classList.contains('locked') && document.getElementById('seat-grid').classList.contains('placed') && document.getElementById('seat-grid').style.width !== ''`)
 	if got := holds.text("#holds-total"); !strings.Contains(got, "2 in all") {
 		t.Errorf("holds total after reconnecting %q, want 2 in all", got)
 	}

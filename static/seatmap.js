@@ -54,7 +54,17 @@
   // the plan's seats into the model. The stream's fresh grid is placed as
   // it comes in.
   function place(g) {
-    if (!g || g.classList.contains("placed")) {
+    if (!g) {
+      return;
+    }
+    if (model && model.grid === g) {
+      // htmx gives a grid the stream swapped in the old one's class and
+      // style first and its own only as it settles: drawn again then.
+      if (!g.classList.contains("placed")) {
+        setBox(g, boxOf(g));
+        g.classList.add("placed");
+        size();
+      }
       return;
     }
     var m = { grid: g, rows: [], runs: [], byId: Object.create(null), rowOf: new WeakMap(), next: 0 };
@@ -726,6 +736,9 @@
     }
   });
   document.addEventListener("htmx:afterSettle", function (ev) {
+    if (ev.target.id === "seat-grid") {
+      place(ev.target);
+    }
     if (seatOf(ev.target) || ev.target.id === "seat-grid") {
       markFound();
       markOrder();
