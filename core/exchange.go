@@ -222,7 +222,7 @@ func (x *Exchanges) exchange(ctx context.Context, o Order, req ExchangeRequest) 
 		}
 		return ExchangeOutcome{}, err
 	}
-	out, err := x.commit(ctx, req, planVersion, plan, diff, now)
+	out, err := x.commit(ctx, req, planVersion, diff, now)
 	if err != nil {
 		x.release(ctx, claim, "exchange: releasing new seats after a failed transaction", err)
 		return ExchangeOutcome{}, fmt.Errorf("exchange %s: %w", req.OrderNo, err)
@@ -243,7 +243,7 @@ func (x *Exchanges) release(ctx context.Context, claim Order, what string, cause
 }
 
 // commit is the exchange's one transaction.
-func (x *Exchanges) commit(ctx context.Context, req ExchangeRequest, planVersion int64, plan map[string]Seat, diff int64, now time.Time) (ExchangeOutcome, error) {
+func (x *Exchanges) commit(ctx context.Context, req ExchangeRequest, planVersion, diff int64, now time.Time) (ExchangeOutcome, error) {
 	var out ExchangeOutcome
 	err := x.refunds.store.InRefundTx(ctx, func(tx RefundTx) error {
 		out = ExchangeOutcome{DifferenceCents: diff}
