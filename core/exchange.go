@@ -71,7 +71,7 @@ type SeatExchangeTx interface {
 }
 
 // ExchangeRequest asks to move seats From of a paid order to seats To
-// (pairwise counts need not match prices, only lengths).
+// (as many of one as of the other; the difference is priced over the sets).
 type ExchangeRequest struct {
 	OrderNo  string
 	From, To []string
