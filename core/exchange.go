@@ -396,16 +396,6 @@ func (x *Exchanges) after(ctx context.Context, o Order, req ExchangeRequest) {
 	e := x.e
 	ctx = context.WithoutCancel(ctx)
 	taken := Order{OrderNo: o.OrderNo, ShowID: o.ShowID, UserID: o.UserID, SeatIDs: req.To}
-	if err := e.markSold(ctx, taken); err != nil {
-		e.metrics.SeatStoreFailure.WithLabelValues("sell").Inc()
-		e.log.ErrorContext(ctx, "exchange committed but marking the new seats sold failed; reconcile will fix them",
-			"order_no", o.OrderNo, "seat_ids", req.To, "err", err)
-		e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: e.clock.Now(), Kind: EventSeatSellFailed,
-			Detail: map[string]any{"seat_ids": req.To, "error": err.Error()}})
-	} else {
-		e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: e.clock.Now(), Kind: EventSeatsSold,
-			Detail: map[string]any{"seat_ids": req.To}})
-		e.notify.SeatsChanged(o.ShowID, req.To, SeatSold, o.OrderNo)
-	}
+	e.sell(ctx, taken, "exchange committed but marking the new seats sold failed; reconcile will fix them")
 	e.releaseSold(ctx, o, req.From, "exchange committed but releasing the seats given up failed; reconcile will free them")
 }

@@ -44,3 +44,19 @@ func (e *Engine) markSold(ctx context.Context, o Order) error {
 	}
 	return nil
 }
+
+// sell is markSold strictly after a commit that sold o's seats (a payment,
+// an exchange's new seats), with its event; a failure is logged as failed
+// and left to reconcile, as the sale is committed.
+func (e *Engine) sell(ctx context.Context, o Order, failed string) {
+	if err := e.markSold(ctx, o); err != nil {
+		e.metrics.SeatStoreFailure.WithLabelValues("sell").Inc()
+		e.log.ErrorContext(ctx, failed, "order_no", o.OrderNo, "seat_ids", o.SeatIDs, "err", err)
+		e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: e.clock.Now(), Kind: EventSeatSellFailed,
+			Detail: map[string]any{"seat_ids": o.SeatIDs, "error": err.Error()}})
+		return
+	}
+	e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: e.clock.Now(), Kind: EventSeatsSold,
+		Detail: map[string]any{"seat_ids": o.SeatIDs}})
+	e.notify.SeatsChanged(o.ShowID, o.SeatIDs, SeatSold, o.OrderNo)
+}

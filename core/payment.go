@@ -108,16 +108,6 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		return result, nil
 	}
 	e.metrics.OrdersEnded.WithLabelValues(StatusPaid.String(), "payment").Inc()
-	if err := e.markSold(ctx, order); err != nil {
-		e.metrics.SeatStoreFailure.WithLabelValues("sell").Inc()
-		e.log.ErrorContext(ctx, "payment committed but marking seats sold failed; reconcile will fix them",
-			"order_no", order.OrderNo, "err", err)
-		e.addEvent(ctx, Event{OrderNo: order.OrderNo, At: e.clock.Now(), Kind: EventSeatSellFailed,
-			Detail: map[string]any{"seat_ids": order.SeatIDs, "error": err.Error()}})
-	} else {
-		e.addEvent(ctx, Event{OrderNo: order.OrderNo, At: e.clock.Now(), Kind: EventSeatsSold,
-			Detail: map[string]any{"seat_ids": order.SeatIDs}})
-		e.notify.SeatsChanged(order.ShowID, order.SeatIDs, SeatSold, order.OrderNo)
-	}
+	e.sell(ctx, order, "payment committed but marking seats sold failed; reconcile will fix them")
 	return PaymentApplied, nil
 }
