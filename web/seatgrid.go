@@ -131,10 +131,7 @@ func appendRunSeats(b []byte, seats []placedSeat, classes map[string]string) []b
 		if i > 0 {
 			b = append(b, ',')
 		}
-		n := ""
-		if s.Number > 0 && s.SeatID != rowLabel(s.SeatView)+"-"+strconv.Itoa(s.Number) {
-			n = strconv.Itoa(s.Number)
-		}
+		n := shownNumber(s.SeatView)
 		fields := [...]string{s.SeatID, s.State.String(), classes[s.Category], s.OrderNo}
 		last := 1
 		for j := range fields {
@@ -178,6 +175,16 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, strings.ReplaceAll(string(q), "'", `\u0027`)...)
 }
 
+// shownNumber is the seat's number as its button shows it apart from its
+// id (data-n), or "" when the id already says it (ROW-NUMBER) or it has none.
+func shownNumber(s core.SeatView) string {
+	n := strconv.Itoa(s.Number)
+	if s.Number <= 0 || s.SeatID == rowLabel(s)+"-"+n {
+		return ""
+	}
+	return n
+}
+
 func abs(v int) int { return max(v, -v) }
 
 // rowLabel is a row's name on the plan; seats set up without one are
@@ -200,7 +207,7 @@ func appendSeat(b []byte, s core.SeatView, category string, oob bool) []byte {
 		b = append(b, category...)
 	}
 	b = append(b, '"')
-	if n := strconv.Itoa(s.Number); s.Number > 0 && s.SeatID != rowLabel(s)+"-"+n {
+	if n := shownNumber(s); n != "" {
 		b = append(b, ` data-n="`...)
 		b = append(b, n...)
 		b = append(b, '"')
