@@ -38,24 +38,33 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 			return CancelResult{}, err
 		}
 	}
+	e.prepareHandoff(ctx)
 	now := e.clock.Now()
 	path := ExpiryPath(r.Reason, r.Actor)
-	j := &cancelJob{ctx: ctx, r: r, now: now, expiry: path != ""}
+	j := &cancelJob{e: e, ctx: ctx, r: r, now: now, expiry: path != ""}
 	err := e.canceller.do(ctx, j)
 	if err != nil {
 		return CancelResult{}, fmt.Errorf("cancel %s: %w", r.OrderNo, err)
 	}
-	won, order, released := j.won, j.order, j.released
+	won, order, released := j.won, j.order, j.hand.rest
 	if !won {
 		e.recordLostAttempt(ctx, order, r.Actor, r.Reason, now)
 		return CancelResult{Order: order}, nil
 	}
 	e.metrics.OrdersEnded.WithLabelValues(StatusCancelled.String(), r.Reason).Inc()
+	e.offerEnded(order)
+	freedAt := now
 	if path != "" {
 		e.metrics.CancelLateness.WithLabelValues(path).Observe(now.Sub(order.ExpireAt).Seconds())
+		freedAt = order.ExpireAt
 	}
-	// Committed. A failed release leaves a stale lock that reconcile frees.
+	// Committed: the seats handed on move to their offers, the rest are
+	// released. A failed release leaves a stale lock that reconcile frees.
 	ctx = context.WithoutCancel(ctx)
+	e.afterHandOff(ctx, order, j.hand, freedAt)
+	if len(released) == 0 && len(j.hand.offers) > 0 {
+		return CancelResult{Won: true, Order: order}, nil
+	}
 	n, rerr := e.releaseSeats(ctx, order.ShowID, order.UserID, order.OrderNo, released)
 	if rerr != nil {
 		e.metrics.SeatStoreFailure.WithLabelValues("release").Inc()

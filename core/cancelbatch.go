@@ -8,6 +8,7 @@ import (
 
 // cancelJob is one CancelAndRelease on its way into the DB.
 type cancelJob struct {
+	e      *Engine // for the waiting list's hand-off (handoff.go)
 	ctx    context.Context
 	r      CancelRequest
 	now    time.Time
@@ -17,6 +18,7 @@ type cancelJob struct {
 	won      bool
 	order    Order    // as it stands afterwards
 	released []string // the seats whose order_seat rows it deleted
+	hand     handoff  // what of released went to waiting-list offers
 }
 
 func (j *cancelJob) orderNo() string { return j.r.OrderNo }
@@ -26,7 +28,7 @@ func (j *cancelJob) caller() context.Context { return j.ctx }
 // write cancels the order in tx, one statement at a time.
 func (j *cancelJob) write(ctx context.Context, tx Tx) error {
 	r, now := j.r, j.now
-	j.won, j.order, j.released = false, Order{}, nil
+	j.won, j.order, j.released, j.hand = false, Order{}, nil, handoff{}
 	// Lock the row before the conditional update, in the same order as
 	// the payment path: InnoDB deadlocks when one transaction upgrades
 	// the UPDATE's lock to a locking read while another waits on it.
@@ -55,6 +57,9 @@ func (j *cancelJob) write(ctx context.Context, tx Tx) error {
 		return err
 	}
 	if err := tx.AddEvent(ctx, j.cancelledEvent()); err != nil {
+		return err
+	}
+	if j.hand, err = j.e.handOff(ctx, tx, j.order, j.released, now); err != nil {
 		return err
 	}
 	return r.audit(ctx, tx, now, j.order, true)
@@ -116,7 +121,7 @@ func cancelTogether(ctx context.Context, tx Tx, jobs []*cancelJob) (bool, error)
 	cancel := make(map[string]Transition, len(jobs))
 	var winners []*cancelJob
 	for _, j := range jobs {
-		j.won, j.order, j.released = false, orders[j.r.OrderNo], nil
+		j.won, j.order, j.released, j.hand = false, orders[j.r.OrderNo], nil, handoff{}
 		if j.order.Status != StatusPending || (j.expiry && j.now.Before(j.order.ExpireAt)) {
 			continue
 		}
@@ -146,5 +151,13 @@ func cancelTogether(ctx context.Context, tx Tx, jobs []*cancelJob) (bool, error)
 		j.order.Status, j.order.ClosedAt, j.order.CancelReason, j.order.CancelActor = StatusCancelled, j.now, j.r.Reason, j.r.Actor
 		events[i] = j.cancelledEvent()
 	}
-	return true, tx.AddEvents(ctx, events)
+	if err := tx.AddEvents(ctx, events); err != nil {
+		return false, err
+	}
+	for _, j := range winners {
+		if j.hand, err = j.e.handOff(ctx, tx, j.order, j.released, j.now); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }

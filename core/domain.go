@@ -137,6 +137,9 @@ type Order struct {
 	// ClientIP is the end-user address the API placed the order from, as
 	// ClientNet counts it (abuse.go); "" from the console.
 	ClientIP string
+	// Source is "" for an order a buyer placed, OrderSourceWaitlist for a
+	// waiting-list offer (handoff.go).
+	Source string
 }
 
 // Event is one line of an order's timeline (order_event).

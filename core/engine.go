@@ -50,6 +50,7 @@ type Engine struct {
 	events    *groupCommit[Event]      // after-commit timeline rows (addEvent)
 	canceller *groupCommit[*cancelJob] // CancelAndRelease's transactions (cancelbatch.go)
 	payer     *groupCommit[*payJob]    // HandlePayment's transactions (paybatch.go)
+	waitlists waitlistCache            // the shows a hand-off looks at (handoff.go)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.

@@ -37,6 +37,12 @@ type Metrics struct {
 	// that were then written one by one.
 	GroupCommitBatch     *prometheus.HistogramVec
 	GroupCommitFallbacks *prometheus.CounterVec
+	// The waiting list (waitlist.go, handoff.go): entries added; offers
+	// made, accepted (paid) and expired (ended unpaid); the time from a
+	// hold's end to its seats' offer.
+	WaitlistJoins   prometheus.Counter
+	WaitlistOffers  *prometheus.CounterVec // outcome: offered|accepted|expired
+	WaitlistHandoff prometheus.Histogram
 }
 
 // Group-commit writers, the writer label of the group-commit metrics.
@@ -129,8 +135,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.TimeoutDeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "seatflow_timeout_dead_letters_total",
 		Help: "Timeout messages that failed every allowed attempt and became dead letters (listed in the console)."})
+	m.WaitlistJoins = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "seatflow_waitlist_joins_total", Help: "Entries added to shows' waiting lists."})
+	m.WaitlistOffers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seatflow_waitlist_offers_total",
+		Help: "Waiting-list offers, by outcome: offered (seats handed to an entry), accepted (its order paid), expired (its order ended unpaid)."}, []string{"outcome"})
+	m.WaitlistHandoff = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "seatflow_waitlist_handoff_seconds",
+		Help:    "Time from a hold's end (its expiry, or the cancel, refund or unblock) to its seats held by a waiting-list offer.",
+		Buckets: ExpiryLagBuckets})
 	if reg != nil {
-		reg.MustRegister(m.TimeoutDeadLetters)
+		reg.MustRegister(m.TimeoutDeadLetters, m.WaitlistJoins, m.WaitlistOffers, m.WaitlistHandoff)
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
@@ -176,7 +191,7 @@ func (m *Metrics) zero() {
 		DiscrepancyPaidAfterRefund, DiscrepancyUnknownOrder, DiscrepancyTxnConflict} {
 		m.Discrepancies.WithLabelValues(k)
 	}
-	for _, op := range []string{"release", "sell", "compensate", "unblock", seatReleaseOpRefund} {
+	for _, op := range []string{"release", "sell", "compensate", "unblock", "transfer", seatReleaseOpRefund} {
 		m.SeatStoreFailure.WithLabelValues(op)
 	}
 	for _, p := range []string{PathTimeout, PathSweep, PathReconcile} {
@@ -191,6 +206,9 @@ func (m *Metrics) zero() {
 	m.GroupCommitFallbacks.WithLabelValues(WriterPlace)
 	m.GroupCommitFallbacks.WithLabelValues(WriterCancel)
 	m.GroupCommitFallbacks.WithLabelValues(WriterPay)
+	for _, o := range []WaitState{WaitOffered, WaitAccepted, WaitExpired} {
+		m.WaitlistOffers.WithLabelValues(string(o))
+	}
 }
 
 // zeroHops creates the hop counter of every delay level p can choose.

@@ -25,6 +25,7 @@ type Store interface {
 	ShowEditStore    // name, venue and times after creation: core/showedit.go
 	ShowPublishStore // a draft put on sale: core/showpublish.go
 	SeatTicketStore  // each seat's own ticket code: core/seattickets.go
+	WaitlistStore    // the waiting list: core/waitlist.go
 
 	Show(ctx context.Context, id int64) (Show, error) // ErrShowNotFound
 	Shows(ctx context.Context) ([]Show, error)
@@ -113,6 +114,7 @@ type Tx interface {
 	// change it records (StaffAction).
 	AddAudit(ctx context.Context, a AuditEntry) error
 	ShiftTx
+	WaitlistTx // the waiting list's hand-off: handoff.go
 }
 
 // Transition carries what a winning conditional update writes besides status.
@@ -164,6 +166,12 @@ type SeatStore interface {
 	// the holder's limit back for them; seats in other states or held by
 	// others are left alone, so releasing twice is harmless. Returns how many.
 	ReleaseSold(ctx context.Context, showID int64, orderNo string, seatIDs []string) (int, error)
+	// Transfer hands seats from the order that let them go (from; "" for
+	// nobody) to a waiting-list offer's order in one atomic step: each seat
+	// held by from, in any state, or by nobody becomes locked by to for
+	// toUser at now, the counters moving with it; a seat held by another
+	// order is left alone. Returns how many it moved (handoff.go).
+	Transfer(ctx context.Context, showID int64, from, to string, toUser int64, seatIDs []string, now time.Time) (int, error)
 	// Holds returns every non-available seat of the show.
 	Holds(ctx context.Context, showID int64) ([]SeatHold, error)
 	// Replace makes the show's seat state exactly holds (and the purchase

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -210,12 +211,13 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 	}
 	now := r.e.clock.Now()
 	var (
-		out      RefundOutcome
-		released []string
-		part     seatPart
+		out  RefundOutcome
+		hand handoff
+		part seatPart
 	)
+	r.e.prepareHandoff(ctx)
 	err = r.store.InRefundTx(ctx, func(tx RefundTx) error {
-		out, released, part = RefundOutcome{}, nil, seatPart{whole: true}
+		out, hand, part = RefundOutcome{}, handoff{}, seatPart{whole: true}
 		// The order row first, as every ending locks it (one lock order).
 		o, err := tx.OrderForUpdate(ctx, req.OrderNo)
 		if err != nil {
@@ -270,7 +272,7 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 			out = RefundOutcome{Order: o, Refund: row}
 			return req.audit(ctx, tx, now, AuditRefund, o, row, part)
 		}
-		if released, err = r.transition(ctx, tx, o, &row); err != nil {
+		if hand, err = r.transition(ctx, tx, o, &row); err != nil {
 			return err
 		}
 		o.Status = StatusRefunded
@@ -286,7 +288,7 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 	case !part.whole:
 		r.afterRefundSeats(ctx, out.Order, part.seats)
 	default:
-		r.afterRefund(ctx, out.Order, released)
+		r.afterRefund(ctx, out.Order, hand)
 	}
 	return out, nil
 }
@@ -294,62 +296,75 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 // transition runs the refund inside tx on order o, locked and paid: the
 // conditional update, the order_seat rows, the refund row (inserted, or the
 // request moved to refunded when row.ID is set), the order's other open
-// request superseded, the event. It returns the seats whose rows it deleted.
-func (r *Refunds) transition(ctx context.Context, tx RefundTx, o Order, row *Refund) ([]string, error) {
+// request superseded, the event, the freed seats handed to the waiting
+// list (handoff.go). What the hand-off left of them goes back on sale.
+func (r *Refunds) transition(ctx context.Context, tx RefundTx, o Order, row *Refund) (handoff, error) {
 	if err := refundShift(ctx, tx, o, row); err != nil {
-		return nil, err
+		return handoff{}, err
 	}
 	won, err := tx.TransitionPaid(ctx, o.OrderNo)
 	if err != nil {
-		return nil, err
+		return handoff{}, err
 	}
 	if !won { // the row lock makes this a belt to the braces
-		return nil, notPaid(Order{OrderNo: o.OrderNo, Status: StatusRefunded})
+		return handoff{}, notPaid(Order{OrderNo: o.OrderNo, Status: StatusRefunded})
 	}
 	released, err := tx.DeleteOrderSeats(ctx, o.OrderNo)
 	if err != nil {
-		return nil, err
+		return handoff{}, err
 	}
 	if row.ID != 0 {
 		if ok, err := tx.DecideRefund(ctx, *row); err != nil {
-			return nil, err
+			return handoff{}, err
 		} else if !ok {
-			return nil, ErrRefundDecided
+			return handoff{}, ErrRefundDecided
 		}
 	} else {
 		if open, ok, err := tx.OpenRefundRequest(ctx, o.OrderNo); err != nil {
-			return nil, err
+			return handoff{}, err
 		} else if ok {
 			open.State, open.Actor, open.DecidedAt, open.Note = RefundSuperseded, row.Actor, row.DecidedAt, "refunded directly"
 			if _, err := tx.DecideRefund(ctx, open); err != nil {
-				return nil, err
+				return handoff{}, err
 			}
 		}
 		if row.ID, err = tx.InsertRefund(ctx, *row); err != nil {
-			return nil, err
+			return handoff{}, err
 		}
 	}
-	return released, tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: row.DecidedAt, Kind: EventRefunded, Detail: map[string]any{
+	if err := tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: row.DecidedAt, Kind: EventRefunded, Detail: map[string]any{
 		"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason, "reference": row.Reference,
-		"actor": row.Actor, "requested_by": row.RequestedBy, "approved_by": row.ApprovedBy, "seat_ids": released}})
+		"actor": row.Actor, "requested_by": row.RequestedBy, "approved_by": row.ApprovedBy, "seat_ids": released}}); err != nil {
+		return handoff{}, err
+	}
+	return r.e.handOff(ctx, tx, o, released, row.DecidedAt)
 }
 
-// afterRefund runs strictly after the refund committed: the seats still sold
-// to the order go back to available, with the buyer's limit. A failure is
-// logged and left to reconcile (check refunded_sold).
-func (r *Refunds) afterRefund(ctx context.Context, o Order, released []string) {
+// afterRefund runs strictly after the refund committed: the seats handed
+// to waiting-list offers move to them, the others still sold to the order
+// go back to available, with the buyer's limit. A failure is logged and
+// left to reconcile (checks refunded_sold, stale_redis_lock).
+func (r *Refunds) afterRefund(ctx context.Context, o Order, hand handoff) {
 	e := r.e
 	e.metrics.Refunds.WithLabelValues(string(RefundDone)).Inc()
 	e.metrics.OrdersEnded.WithLabelValues(StatusRefunded.String(), "refund").Inc()
 	ctx = context.WithoutCancel(ctx)
-	// The seats as placed: a seat the DB had lost the row of may still be sold.
-	n, err := e.seats.ReleaseSold(ctx, o.ShowID, o.OrderNo, o.SeatIDs)
+	e.afterHandOff(ctx, o, hand, e.clock.Now())
+	// The seats as placed but those handed on: a seat the DB had lost the
+	// row of may still be sold.
+	handed := hand.handed()
+	sold := slices.DeleteFunc(slices.Clone(o.SeatIDs), func(id string) bool { return slices.Contains(handed, id) })
+	if len(sold) == 0 {
+		return
+	}
+	released := hand.rest
+	n, err := e.seats.ReleaseSold(ctx, o.ShowID, o.OrderNo, sold)
 	if err != nil && replyLost(err) {
 		// Holder-guarded like Release: a second call frees only what the
 		// first did not, whether or not the first one ran.
 		e.log.WarnContext(ctx, "refund seat release: no reply, sending it again", "order_no", o.OrderNo, "err", err)
 		var m int
-		m, err = e.seats.ReleaseSold(ctx, o.ShowID, o.OrderNo, o.SeatIDs)
+		m, err = e.seats.ReleaseSold(ctx, o.ShowID, o.OrderNo, sold)
 		n += m
 	}
 	if err != nil {
@@ -357,11 +372,11 @@ func (r *Refunds) afterRefund(ctx context.Context, o Order, released []string) {
 		e.log.ErrorContext(ctx, "refund committed but seat release failed; reconcile will free them",
 			"order_no", o.OrderNo, "err", err)
 		e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: e.clock.Now(), Kind: EventSeatReleaseFailed,
-			Detail: map[string]any{"seat_ids": o.SeatIDs, "error": err.Error()}})
+			Detail: map[string]any{"seat_ids": sold, "error": err.Error()}})
 		return
 	}
 	e.addEvent(ctx, Event{OrderNo: o.OrderNo, At: e.clock.Now(), Kind: EventSeatsReleased,
-		Detail: map[string]any{"seat_ids": o.SeatIDs, "released": n}})
+		Detail: map[string]any{"seat_ids": sold, "released": n}})
 	e.notify.SeatsChanged(o.ShowID, released, SeatAvailable, "")
 }
 
@@ -408,12 +423,13 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 	}
 	now := r.e.clock.Now()
 	var (
-		out      RefundOutcome
-		released []string
-		part     seatPart
+		out  RefundOutcome
+		hand handoff
+		part seatPart
 	)
+	r.e.prepareHandoff(ctx)
 	err = r.store.InRefundTx(ctx, func(tx RefundTx) error {
-		out, released, part = RefundOutcome{}, nil, seatPart{whole: true}
+		out, hand, part = RefundOutcome{}, handoff{}, seatPart{whole: true}
 		o, err := tx.OrderForUpdate(ctx, req.OrderNo)
 		if err != nil {
 			return err
@@ -439,7 +455,7 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 			out = RefundOutcome{Order: o, Refund: row}
 			return decisionAudit(ctx, tx, by, now, AuditRefundApprove, req, "")
 		}
-		if released, err = r.transition(ctx, tx, o, &row); err != nil {
+		if hand, err = r.transition(ctx, tx, o, &row); err != nil {
 			return err
 		}
 		o.Status = StatusRefunded
@@ -453,7 +469,7 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 		r.afterRefundSeats(ctx, out.Order, part.seats)
 		return out, nil
 	}
-	r.afterRefund(ctx, out.Order, released)
+	r.afterRefund(ctx, out.Order, hand)
 	return out, nil
 }
 

@@ -192,8 +192,6 @@ type ShowStore interface {
 	// BlockSeats records blocks in one transaction, refusing with
 	// SeatsUnavailable the seats that have an order_seat row.
 	BlockSeats(ctx context.Context, showID int64, seatIDs []string, reason string, at time.Time) error
-	// UnblockSeats deletes blocks; seats not blocked are ignored.
-	UnblockSeats(ctx context.Context, showID int64, seatIDs []string) error
 	Blocks(ctx context.Context, showID int64) ([]SeatBlock, error)
 	// OrdersOfShow lists the show's orders in one status, oldest first.
 	OrdersOfShow(ctx context.Context, showID int64, status OrderStatus) ([]Order, error)
@@ -584,24 +582,40 @@ func (e *Engine) BlockSeats(ctx context.Context, r BlockRequest) error {
 	return nil
 }
 
-// UnblockSeats puts blocked seats back on sale: the DB first, then (after
-// commit) the seat store. A failed seat-store step leaves the seats
-// blocked there, never the other way round.
+// UnblockSeats puts blocked seats back on sale, or hands them to the
+// show's waiting list (handoff.go): the DB first, then (after commit) the
+// seat store, where the offers take their seats before the blocks go. A
+// failed seat-store step leaves the seats blocked there, never the other
+// way round.
 func (e *Engine) UnblockSeats(ctx context.Context, r BlockRequest) error {
 	if err := e.checkBlockRequest(ctx, r); err != nil {
 		return err
 	}
 	ids := slices.Sorted(slices.Values(r.SeatIDs))
-	if err := e.store.UnblockSeats(ctx, r.ShowID, ids); err != nil {
+	e.prepareHandoff(ctx)
+	now := e.clock.Now()
+	var hand handoff
+	err := e.store.InTx(ctx, func(tx Tx) error {
+		free, err := tx.UnblockSeats(ctx, r.ShowID, ids)
+		if err != nil {
+			return err
+		}
+		hand, err = e.handOff(ctx, tx, Order{ShowID: r.ShowID}, free, now)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("unblock seats of show %d: %w", r.ShowID, err)
 	}
-	if err := e.seats.Unblock(context.WithoutCancel(ctx), r.ShowID, ids); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	e.afterHandOff(ctx, Order{ShowID: r.ShowID}, hand, now)
+	if err := e.seats.Unblock(ctx, r.ShowID, ids); err != nil {
 		e.metrics.SeatStoreFailure.WithLabelValues("unblock").Inc()
 		e.log.ErrorContext(ctx, "unblock committed but the seat store still blocks the seats; reconcile (block_drift) frees them",
 			"show_id", r.ShowID, "err", err)
 		return nil
 	}
-	e.notify.SeatsChanged(r.ShowID, ids, SeatAvailable, "")
+	handed := hand.handed()
+	e.notify.SeatsChanged(r.ShowID, slices.DeleteFunc(ids, func(id string) bool { return slices.Contains(handed, id) }), SeatAvailable, "")
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 // orderCols is the column list every order read selects into orderRow.
 const orderCols = `order_no, show_id, user_id, status, amount_cents, seat_ids, created_at, expire_at,
  closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,
- timeout_send, timeout_resend_at, code, customer_name, customer_email, customer_phone`
+ timeout_send, timeout_resend_at, code, customer_name, customer_email, customer_phone, source`
 
 type orderRow struct {
 	OrderNo      string `db:"order_no"`
@@ -39,6 +39,7 @@ type orderRow struct {
 	Name         string `db:"customer_name"`
 	Email        string `db:"customer_email"`
 	Phone        string `db:"customer_phone"`
+	Source       string `db:"source"`
 }
 
 func (r orderRow) order() core.Order {
@@ -60,6 +61,7 @@ func (r orderRow) order() core.Order {
 		TimeoutResendAt: fromMS(r.ResendAt),
 		Code:            r.Code,
 		Customer:        core.Customer{Name: r.Name, Email: r.Email, Phone: r.Phone},
+		Source:          r.Source,
 	}
 	if r.SeatIDs != "" {
 		o.SeatIDs = strings.Split(r.SeatIDs, ",")
@@ -117,11 +119,11 @@ func (t *tx) InsertOrder(ctx context.Context, o core.Order) error {
 	res, err := t.x.ExecContext(ctx, `INSERT INTO order_info
  (order_no, show_id, user_id, status, amount_cents, seat_count, seat_ids, created_at, expire_at,
   closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,
-  code, customer_name, customer_email, customer_phone, client_ip)
- VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  code, customer_name, customer_email, customer_phone, client_ip, source)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.OrderNo, o.ShowID, o.UserID, int(o.Status), o.AmountCents, len(ids), strings.Join(ids, ","),
 		ms(o.CreatedAt), ms(o.ExpireAt), ms(o.ClosedAt), o.CancelReason, o.CancelActor, o.PaidTxnID,
-		o.TimeoutHop, ms(o.TimeoutDueAt), o.Code, o.Customer.Name, o.Customer.Email, o.Customer.Phone, o.ClientIP)
+		o.TimeoutHop, ms(o.TimeoutDueAt), o.Code, o.Customer.Name, o.Customer.Email, o.Customer.Phone, o.ClientIP, o.Source)
 	if isDuplicateCode(err) {
 		return fmt.Errorf("insert order %s: code %s: %w", o.OrderNo, o.Code, core.ErrCodeTaken)
 	}

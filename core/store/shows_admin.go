@@ -333,18 +333,6 @@ func (db *DB) BlockSeats(ctx context.Context, showID int64, seatIDs []string, re
 	})
 }
 
-// UnblockSeats implements core.ShowStore.
-func (db *DB) UnblockSeats(ctx context.Context, showID int64, seatIDs []string) error {
-	q, args, err := sqlx.In(`DELETE FROM seat_block WHERE show_id = ? AND seat_id IN (?)`, showID, seatIDs)
-	if err != nil {
-		return fmt.Errorf("store: unblock: %w", err)
-	}
-	if _, err := db.w.ExecContext(ctx, db.w.Rebind(q), args...); err != nil {
-		return dbErr(err, "unblock seats of show %d", showID)
-	}
-	return nil
-}
-
 // Blocks implements core.ShowStore, in seat order.
 func (db *DB) Blocks(ctx context.Context, showID int64) ([]core.SeatBlock, error) {
 	var rs []struct {

@@ -1,0 +1,268 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"seatflow/core"
+)
+
+// The waiting list (core/waitlist.go, core/handoff.go).
+
+type waitSettingRow struct {
+	ShowID    int64  `db:"show_id"`
+	Enabled   bool   `db:"enabled"`
+	JoinWhen  string `db:"join_when"`
+	OfferTTL  int64  `db:"offer_ttl_ms"`
+	UpdatedAt int64  `db:"updated_at"`
+}
+
+// WaitlistSettings implements core.WaitlistStore; ok is false when the
+// show never had a list.
+func (db *DB) WaitlistSettings(ctx context.Context, showID int64) (core.WaitlistSettings, bool, error) {
+	var r waitSettingRow
+	err := db.r.GetContext(ctx, &r, `SELECT show_id, enabled, join_when, offer_ttl_ms, updated_at
+ FROM waitlist_setting WHERE show_id = ?`, showID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.WaitlistSettings{}, false, nil
+	}
+	if err != nil {
+		return core.WaitlistSettings{}, false, dbErr(err, "waiting list of show %d", showID)
+	}
+	return core.WaitlistSettings{ShowID: r.ShowID, Enabled: r.Enabled, JoinWhen: r.JoinWhen,
+		OfferTTL: time.Duration(r.OfferTTL) * time.Millisecond, UpdatedAt: fromMS(r.UpdatedAt)}, true, nil
+}
+
+// PutWaitlistSettings implements core.WaitlistStore.
+func (db *DB) PutWaitlistSettings(ctx context.Context, s core.WaitlistSettings) error {
+	return db.withTx(ctx, func(x *sqlx.Tx) error {
+		if _, err := x.ExecContext(ctx, `DELETE FROM waitlist_setting WHERE show_id = ?`, s.ShowID); err != nil {
+			return dbErr(err, "waiting list of show %d", s.ShowID)
+		}
+		_, err := x.ExecContext(ctx, `INSERT INTO waitlist_setting (show_id, enabled, join_when, offer_ttl_ms, updated_at)
+ VALUES (?, ?, ?, ?, ?)`, s.ShowID, s.Enabled, s.JoinWhen, s.OfferTTL.Milliseconds(), ms(s.UpdatedAt))
+		if err != nil {
+			return dbErr(err, "waiting list of show %d", s.ShowID)
+		}
+		return nil
+	})
+}
+
+// EnabledWaitlists implements core.WaitlistStore.
+func (db *DB) EnabledWaitlists(ctx context.Context) (map[int64]time.Duration, error) {
+	var rs []waitSettingRow
+	if err := db.r.SelectContext(ctx, &rs, `SELECT show_id, enabled, join_when, offer_ttl_ms, updated_at
+ FROM waitlist_setting WHERE enabled = 1`); err != nil {
+		return nil, dbErr(err, "enabled waiting lists")
+	}
+	out := make(map[int64]time.Duration, len(rs))
+	for _, r := range rs {
+		out[r.ShowID] = time.Duration(r.OfferTTL) * time.Millisecond
+	}
+	return out, nil
+}
+
+const waitEntryCols = `id, token, show_id, user_id, seat_count, category, together, customer_name, customer_email,
+ customer_phone, added_by, state, order_no, created_at, offered_at, withdrawn_at`
+
+type waitEntryRow struct {
+	ID        int64         `db:"id"`
+	Token     string        `db:"token"`
+	ShowID    int64         `db:"show_id"`
+	UserID    sql.NullInt64 `db:"user_id"`
+	Count     int           `db:"seat_count"`
+	Category  string        `db:"category"`
+	Together  bool          `db:"together"`
+	Name      string        `db:"customer_name"`
+	Email     string        `db:"customer_email"`
+	Phone     string        `db:"customer_phone"`
+	AddedBy   string        `db:"added_by"`
+	State     string        `db:"state"`
+	OrderNo   string        `db:"order_no"`
+	CreatedAt int64         `db:"created_at"`
+	OfferedAt int64         `db:"offered_at"`
+	Withdrawn int64         `db:"withdrawn_at"`
+}
+
+func (r waitEntryRow) entry() core.WaitEntry {
+	return core.WaitEntry{ID: r.ID, Token: r.Token, ShowID: r.ShowID, UserID: r.UserID.Int64, Count: r.Count,
+		Category: r.Category, Together: r.Together, Customer: core.Customer{Name: r.Name, Email: r.Email, Phone: r.Phone},
+		AddedBy: r.AddedBy, State: core.WaitState(r.State), OrderNo: r.OrderNo, Created: fromMS(r.CreatedAt),
+		Offered: fromMS(r.OfferedAt), Withdrew: fromMS(r.Withdrawn)}
+}
+
+func waitEntries(rs []waitEntryRow) []core.WaitEntry {
+	out := make([]core.WaitEntry, len(rs))
+	for i, r := range rs {
+		out[i] = r.entry()
+	}
+	return out
+}
+
+// entryUser is user_id as stored: NULL for a walk-in, so that
+// UNIQUE(show_id, user_id) holds for users only.
+func entryUser(id int64) sql.NullInt64 {
+	return sql.NullInt64{Int64: id, Valid: id != core.BoxOfficeUserID}
+}
+
+// InsertWaitEntry implements core.WaitlistStore: a user's second join
+// returns the first entry.
+func (db *DB) InsertWaitEntry(ctx context.Context, e core.WaitEntry) (core.WaitEntry, bool, error) {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO waitlist_entry (token, show_id, user_id, seat_count, category, together,
+ customer_name, customer_email, customer_phone, added_by, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.Token, e.ShowID, entryUser(e.UserID), e.Count, e.Category, e.Together, e.Customer.Name, e.Customer.Email,
+		e.Customer.Phone, e.AddedBy, string(e.State), ms(e.Created))
+	created := err == nil
+	if err != nil && !isDuplicate(err) {
+		return core.WaitEntry{}, false, dbErr(err, "add to the waiting list of show %d", e.ShowID)
+	}
+	var r waitEntryRow
+	q := `SELECT ` + waitEntryCols + ` FROM waitlist_entry WHERE token = ?`
+	args := []any{e.Token}
+	if !created {
+		q, args = `SELECT `+waitEntryCols+` FROM waitlist_entry WHERE show_id = ? AND user_id = ?`, []any{e.ShowID, e.UserID}
+	}
+	// From the writer: the row was written a moment ago.
+	if err := db.w.GetContext(ctx, &r, q, args...); err != nil {
+		return core.WaitEntry{}, false, dbErr(err, "waiting-list entry of show %d", e.ShowID)
+	}
+	return r.entry(), created, nil
+}
+
+// WaitEntry implements core.WaitlistStore.
+func (db *DB) WaitEntry(ctx context.Context, token string) (core.WaitEntry, error) {
+	var r waitEntryRow
+	err := db.r.GetContext(ctx, &r, `SELECT `+waitEntryCols+` FROM waitlist_entry WHERE token = ?`, token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.WaitEntry{}, core.ErrWaitEntryNotFound
+	}
+	if err != nil {
+		return core.WaitEntry{}, dbErr(err, "waiting-list entry")
+	}
+	return r.entry(), nil
+}
+
+// WaitPosition implements core.WaitlistStore (idx_show_state).
+func (db *DB) WaitPosition(ctx context.Context, showID, id int64) (int, error) {
+	var n int
+	err := db.r.GetContext(ctx, &n, `SELECT COUNT(*) FROM waitlist_entry WHERE show_id = ? AND state = ? AND id <= ?`,
+		showID, string(core.WaitWaiting), id)
+	if err != nil {
+		return 0, dbErr(err, "waiting-list position")
+	}
+	return n, nil
+}
+
+// WaitEntries implements core.WaitlistStore.
+func (db *DB) WaitEntries(ctx context.Context, showID int64, limit int) ([]core.WaitEntry, error) {
+	var rs []waitEntryRow
+	if err := db.r.SelectContext(ctx, &rs, `SELECT `+waitEntryCols+` FROM waitlist_entry WHERE show_id = ? ORDER BY id LIMIT ?`,
+		showID, limit); err != nil {
+		return nil, dbErr(err, "waiting list of show %d", showID)
+	}
+	return waitEntries(rs), nil
+}
+
+// WithdrawWaitEntry implements core.WaitlistStore.
+func (db *DB) WithdrawWaitEntry(ctx context.Context, token string, at time.Time) (core.WaitEntry, bool, error) {
+	res, err := db.w.ExecContext(ctx, `UPDATE waitlist_entry SET state = ?, withdrawn_at = ? WHERE token = ? AND state IN (?, ?)`,
+		string(core.WaitWithdrawn), ms(at), token, string(core.WaitWaiting), string(core.WaitOffered))
+	if err != nil {
+		return core.WaitEntry{}, false, dbErr(err, "withdraw a waiting-list entry")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return core.WaitEntry{}, false, dbErr(err, "withdraw a waiting-list entry")
+	}
+	var r waitEntryRow
+	err = db.w.GetContext(ctx, &r, `SELECT `+waitEntryCols+` FROM waitlist_entry WHERE token = ?`, token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.WaitEntry{}, false, core.ErrWaitEntryNotFound
+	}
+	if err != nil {
+		return core.WaitEntry{}, false, dbErr(err, "waiting-list entry")
+	}
+	return r.entry(), n == 1, nil
+}
+
+// WaitingEntries implements core.WaitlistTx. The entries are locked in
+// list order, so two hand-offs of one show take them one after the other
+// and never offer one entry twice.
+func (t *tx) WaitingEntries(ctx context.Context, showID int64, limit int) (time.Duration, []core.WaitEntry, error) {
+	var ttl int64
+	err := t.x.GetContext(ctx, &ttl, `SELECT offer_ttl_ms FROM waitlist_setting WHERE show_id = ? AND enabled = 1`, showID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, dbErr(err, "waiting list of show %d", showID)
+	}
+	var rs []waitEntryRow
+	if err := t.x.SelectContext(ctx, &rs, `SELECT `+waitEntryCols+` FROM waitlist_entry
+ WHERE show_id = ? AND state = ? ORDER BY id LIMIT ?`+t.d.forUpdate(), showID, string(core.WaitWaiting), limit); err != nil {
+		return 0, nil, dbErr(err, "waiting entries of show %d", showID)
+	}
+	return time.Duration(ttl) * time.Millisecond, waitEntries(rs), nil
+}
+
+// OfferWaitEntry implements core.WaitlistTx.
+func (t *tx) OfferWaitEntry(ctx context.Context, id int64, orderNo string, at time.Time) error {
+	res, err := t.x.ExecContext(ctx, `UPDATE waitlist_entry SET state = ?, order_no = ?, offered_at = ? WHERE id = ? AND state = ?`,
+		string(core.WaitOffered), orderNo, ms(at), id, string(core.WaitWaiting))
+	if err != nil {
+		return dbErr(err, "offer to waiting-list entry %d", id)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		// The entry was read locked and waiting in this transaction.
+		return fmt.Errorf("store: offer to waiting-list entry %d: %d rows (%v)", id, n, err)
+	}
+	return nil
+}
+
+// BlockedSeats implements core.WaitlistTx.
+func (t *tx) BlockedSeats(ctx context.Context, showID int64, seatIDs []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	if len(seatIDs) == 0 {
+		return out, nil
+	}
+	q, args, err := sqlx.In(`SELECT seat_id FROM seat_block WHERE show_id = ? AND seat_id IN (?)`, showID, seatIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: blocked seats: %w", err)
+	}
+	var ids []string
+	if err := t.x.SelectContext(ctx, &ids, t.x.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "blocked seats of show %d", showID)
+	}
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// UnblockSeats implements core.WaitlistTx.
+func (t *tx) UnblockSeats(ctx context.Context, showID int64, seatIDs []string) ([]string, error) {
+	if len(seatIDs) == 0 {
+		return nil, nil
+	}
+	q, args, err := sqlx.In(`DELETE FROM seat_block WHERE show_id = ? AND seat_id IN (?)`, showID, seatIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: unblock: %w", err)
+	}
+	if _, err := t.x.ExecContext(ctx, t.x.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "unblock seats of show %d", showID)
+	}
+	if q, args, err = sqlx.In(`SELECT seat_id FROM order_seat WHERE show_id = ? AND seat_id IN (?)`, showID, seatIDs); err != nil {
+		return nil, fmt.Errorf("store: unblock: %w", err)
+	}
+	var held []string
+	if err := t.x.SelectContext(ctx, &held, t.x.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "unblocked seats of show %d", showID)
+	}
+	return slices.DeleteFunc(slices.Clone(seatIDs), func(id string) bool { return slices.Contains(held, id) }), nil
+}
