@@ -202,8 +202,7 @@ func (e *Engine) offerOrder(en WaitEntry, seats []Seat, ttl time.Duration, now t
 
 func offeredEvent(ctx context.Context, of offer, from Order, now time.Time) Event {
 	ev := placedEvent(ctx, of.order, now)
-	ev.Detail["source"] = OrderSourceWaitlist
-	ev.Detail["entry"] = of.entry.Token
+	ev.Detail["waitlist_entry"] = of.entry.Token
 	if from.OrderNo != "" {
 		ev.Detail["from_order"] = from.OrderNo
 	}

@@ -108,6 +108,9 @@ func (e *Engine) HandlePayment(ctx context.Context, p Payment) (PaymentResult, e
 		return result, nil
 	}
 	e.metrics.OrdersEnded.WithLabelValues(StatusPaid.String(), "payment").Inc()
+	if order.Source == OrderSourceWaitlist {
+		e.metrics.WaitlistOffers.WithLabelValues(string(WaitAccepted)).Inc()
+	}
 	e.sell(ctx, order, "payment committed but marking seats sold failed; reconcile will fix them")
 	return PaymentApplied, nil
 }

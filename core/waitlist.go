@@ -99,6 +99,7 @@ type WaitlistStore interface {
 	// when there is one (created false).
 	InsertWaitEntry(ctx context.Context, e WaitEntry) (WaitEntry, bool, error)
 	WaitEntry(ctx context.Context, token string) (WaitEntry, error) // ErrWaitEntryNotFound
+	UserWaitEntry(ctx context.Context, showID, userID int64) (WaitEntry, bool, error)
 	// WaitPosition is how many waiting entries of the show are at or
 	// before id.
 	WaitPosition(ctx context.Context, showID, id int64) (int, error)
@@ -177,6 +178,16 @@ func (e *Engine) Waitlist(ctx context.Context, showID int64) (WaitlistSettings, 
 // JoinWaitlist puts a user on a show's list, or returns the place the user
 // has: one entry per user and show.
 func (e *Engine) JoinWaitlist(ctx context.Context, j WaitJoin) (WaitEntryView, bool, error) {
+	if j.UserID != BoxOfficeUserID {
+		// Joining again returns the entry there is, whatever is asked.
+		if entry, ok, err := e.store.UserWaitEntry(ctx, j.ShowID, j.UserID); err != nil || ok {
+			if err != nil {
+				return WaitEntryView{}, false, err
+			}
+			v, err := e.viewWaitEntry(ctx, entry)
+			return v, false, err
+		}
+	}
 	if err := e.checkWaitJoin(ctx, &j); err != nil {
 		return WaitEntryView{}, false, err
 	}
@@ -262,8 +273,8 @@ func (e *Engine) viewWaitEntry(ctx context.Context, entry WaitEntry) (WaitEntryV
 		return WaitEntryView{}, fmt.Errorf("waiting-list offer: %w", err)
 	}
 	v.Offer = &o
-	if entry.State == WaitOffered {
-		v.State = offerState(o)
+	if st := offerState(o); entry.State == WaitOffered || st == WaitAccepted {
+		v.State = st // a paid offer stays accepted, withdrawn or not
 	}
 	return v, nil
 }
@@ -288,18 +299,16 @@ func (e *Engine) WithdrawWaitEntry(ctx context.Context, token, actor string) (Wa
 		return WaitEntryView{}, err
 	}
 	// The entry is withdrawn first, in its own write, so no hand-off can
-	// offer it anything from here on; its offer is then ended apart, in
-	// the one cancel path.
-	if changed && entry.OrderNo != "" {
-		if _, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: entry.OrderNo, Reason: ReasonCustomer, Actor: actor}); err != nil {
-			return WaitEntryView{}, err
-		}
-	}
+	// offer it anything from here on; an offer still pending is then ended
+	// apart, in the one cancel path.
 	v, err := e.viewWaitEntry(ctx, entry)
-	if err == nil && v.State != WaitAccepted {
-		v.State = WaitWithdrawn
+	if err != nil || !changed || v.Offer == nil || v.Offer.Status != StatusPending {
+		return v, err
 	}
-	return v, err
+	if _, err := e.CancelAndRelease(ctx, CancelRequest{OrderNo: entry.OrderNo, Reason: ReasonCustomer, Actor: actor}); err != nil {
+		return WaitEntryView{}, err
+	}
+	return e.viewWaitEntry(ctx, entry)
 }
 
 // WaitEntries lists a show's entries in list order for the console.

@@ -73,6 +73,8 @@ type orderJSON struct {
 	CancelReason string         `json:"cancel_reason,omitempty"`
 	PaidTxnID    string         `json:"paid_txn_id,omitempty"`
 	Customer     *core.Customer `json:"customer,omitempty"`
+	// Source is "waitlist" for a waiting-list offer; absent otherwise.
+	Source string `json:"source,omitempty"`
 }
 
 type orderDetailJSON struct {
@@ -92,7 +94,7 @@ type eventJSON struct {
 func newOrderJSON(o core.Order) orderJSON {
 	j := orderJSON{OrderNo: o.OrderNo, Code: o.Code, Status: o.Status.String(), ShowID: o.ShowID, UserID: o.UserID,
 		SeatIDs: o.SeatIDs, AmountCents: o.AmountCents, CreatedAt: rfc3339(o.CreatedAt),
-		ExpireTime: rfc3339(o.ExpireAt), CancelReason: o.CancelReason, PaidTxnID: o.PaidTxnID}
+		ExpireTime: rfc3339(o.ExpireAt), CancelReason: o.CancelReason, PaidTxnID: o.PaidTxnID, Source: o.Source}
 	if j.SeatIDs == nil {
 		j.SeatIDs = []string{}
 	}

@@ -85,6 +85,12 @@ func (s *Server) routes() {
 		// verified (api_queue.go).
 		api.GET("/queue/:ticket", s.handlePollQueue, deadline(s.cfg.RequestTimeout))
 	}
+	// The waiting list (api_waitlist.go).
+	api.PUT("/shows/:id/waitlist", s.handlePutWaitlist, mw...)
+	api.GET("/shows/:id/waitlist", s.handleGetWaitlist, mw...)
+	api.POST("/shows/:id/waitlist", s.handleJoinWaitlist, mw...)
+	api.GET("/waitlist/:entry", s.handleGetWaitEntry, mw...)
+	api.DELETE("/waitlist/:entry", s.handleWithdrawWaitEntry, mw...)
 	// Door scans (api_checkins.go).
 	api.POST("/checkins", s.handleCheckin, mw...)
 	api.POST("/checkins/undo", s.handleUndoCheckin, mw...)

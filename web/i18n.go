@@ -554,6 +554,7 @@ var catalog = map[string]entry{
 	"ev.from_seats":                 {"seats given up", "换出座位"},
 	"ev.to_seats":                   {"new seats", "换入座位"},
 	"ev.kind.seats_exchanged":       {"Seats exchanged", "已换座"},
+	"ev.kind.handed_off":            {"Seats handed to the waiting list", "座位已转给候补名单"},
 
 	// Seat exchange (exchange.templ).
 	"exchange.title":                       {"Exchange seats", "换座"},
@@ -930,6 +931,9 @@ var catalog = map[string]entry{
 	"ev.dead_letter":                   {"dead letter", "死信"},
 	"ev.attempts":                      {"attempts", "尝试次数"},
 	"ev.source":                        {"queue", "队列"},
+	"ev.waitlist_entry":                {"waiting-list entry", "候补名单条目"},
+	"ev.from_order":                    {"seats from order", "座位来自订单"},
+	"ev.to_order":                      {"seats to order", "座位转给订单"},
 	"ev.resent_hop":                    {"re-sent hop", "补发的跳数"},
 	"ev.early":                         {"early by", "提前了"},
 	"ev.resend_at":                     {"next hop at", "下一跳时间"},

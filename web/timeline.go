@@ -124,6 +124,10 @@ func detailFields(currency string) []detailField {
 		{"dead_letter", "ev.dead_letter", plain},
 		{"attempts", "ev.attempts", plain},
 		{"source", "ev.source", plain},
+		// Keys of the waiting list's hand-off.
+		{"waitlist_entry", "ev.waitlist_entry", plain},
+		{"from_order", "ev.from_order", plain},
+		{"to_order", "ev.to_order", plain},
 		// Keys of timeout hops, payments and repairs the table above has not.
 		{"resent_hop", "ev.resent_hop", plain},
 		{"early_ms", "ev.early", millis},

@@ -148,6 +148,19 @@ func (db *DB) WaitEntry(ctx context.Context, token string) (core.WaitEntry, erro
 	return r.entry(), nil
 }
 
+// UserWaitEntry implements core.WaitlistStore (uk_show_user).
+func (db *DB) UserWaitEntry(ctx context.Context, showID, userID int64) (core.WaitEntry, bool, error) {
+	var r waitEntryRow
+	err := db.r.GetContext(ctx, &r, `SELECT `+waitEntryCols+` FROM waitlist_entry WHERE show_id = ? AND user_id = ?`, showID, userID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.WaitEntry{}, false, nil
+	}
+	if err != nil {
+		return core.WaitEntry{}, false, dbErr(err, "waiting-list entry of user %d", userID)
+	}
+	return r.entry(), true, nil
+}
+
 // WaitPosition implements core.WaitlistStore (idx_show_state).
 func (db *DB) WaitPosition(ctx context.Context, showID, id int64) (int, error) {
 	var n int
