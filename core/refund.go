@@ -265,7 +265,7 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 				return &Error{Kind: KindConflict, Code: ErrRefundPending.Code, Message: fmt.Sprintf(
 					"refund request %d for order %s is waiting for approval", open.ID, o.OrderNo)}
 			}
-			if err := r.transitionSeats(ctx, tx, o, part, &row); err != nil {
+			if hand, err = r.transitionSeats(ctx, tx, o, part, &row); err != nil {
 				return err
 			}
 			o.SeatIDs, o.AmountCents = part.kept, o.AmountCents-part.amountCents
@@ -286,7 +286,7 @@ func (r *Refunds) Refund(ctx context.Context, req RefundRequest) (RefundOutcome,
 	case out.Pending:
 		r.e.metrics.Refunds.WithLabelValues(string(RefundRequested)).Inc()
 	case !part.whole:
-		r.afterRefundSeats(ctx, out.Order, part.seats)
+		r.afterRefundSeats(ctx, out.Order, hand)
 	default:
 		r.afterRefund(ctx, out.Order, hand)
 	}
@@ -448,7 +448,7 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 		}
 		row.State, row.Actor, row.ApprovedBy, row.DecidedAt = RefundDone, approver, approver, now
 		if !part.whole {
-			if err := r.transitionSeats(ctx, tx, o, part, &row); err != nil {
+			if hand, err = r.transitionSeats(ctx, tx, o, part, &row); err != nil {
 				return err
 			}
 			o.SeatIDs, o.AmountCents = part.kept, o.AmountCents-part.amountCents
@@ -466,7 +466,7 @@ func (r *Refunds) Approve(ctx context.Context, id int64, approver string, by *St
 		return RefundOutcome{}, fmt.Errorf("approve refund %d: %w", id, err)
 	}
 	if !part.whole {
-		r.afterRefundSeats(ctx, out.Order, part.seats)
+		r.afterRefundSeats(ctx, out.Order, hand)
 		return out, nil
 	}
 	r.afterRefund(ctx, out.Order, hand)

@@ -122,44 +122,51 @@ func (r *Refunds) partOf(ctx context.Context, o Order, seats []string) (seatPart
 // paid): the named rows deleted, the order shrunk, the refund row
 // (inserted, or the request moved to refunded when row.ID is set), the
 // event. The order stays paid.
-func (r *Refunds) transitionSeats(ctx context.Context, tx RefundTx, o Order, p seatPart, row *Refund) error {
+func (r *Refunds) transitionSeats(ctx context.Context, tx RefundTx, o Order, p seatPart, row *Refund) (handoff, error) {
 	if err := refundShift(ctx, tx, o, row); err != nil {
-		return err
+		return handoff{}, err
 	}
 	deleted, err := tx.DeleteOrderSeatsOf(ctx, o.OrderNo, p.seats)
 	if err != nil {
-		return err
+		return handoff{}, err
 	}
 	if !slices.Equal(deleted, p.seats) {
 		// The order lists them but the DB has no row: reconcile's to look at.
-		return fmt.Errorf("order %s lists seats %v, order_seat has %v of them", o.OrderNo, p.seats, deleted)
+		return handoff{}, fmt.Errorf("order %s lists seats %v, order_seat has %v of them", o.OrderNo, p.seats, deleted)
 	}
 	if ok, err := tx.KeepPaidSeats(ctx, o.OrderNo, p.kept, o.AmountCents-p.amountCents); err != nil {
-		return err
+		return handoff{}, err
 	} else if !ok { // the row lock makes this a belt to the braces
-		return notPaid(o)
+		return handoff{}, notPaid(o)
 	}
 	if row.ID != 0 {
 		if ok, err := tx.DecideRefund(ctx, *row); err != nil {
-			return err
+			return handoff{}, err
 		} else if !ok {
-			return ErrRefundDecided
+			return handoff{}, ErrRefundDecided
 		}
 	} else if row.ID, err = tx.InsertRefund(ctx, *row); err != nil {
-		return err
+		return handoff{}, err
 	}
-	return tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: row.DecidedAt, Kind: EventSeatsRefunded, Detail: map[string]any{
+	if err := tx.AddEvent(ctx, Event{OrderNo: o.OrderNo, At: row.DecidedAt, Kind: EventSeatsRefunded, Detail: map[string]any{
 		"refund_id": row.ID, "amount_cents": row.AmountCents, "reason": row.Reason, "reference": row.Reference,
 		"actor": row.Actor, "requested_by": row.RequestedBy, "approved_by": row.ApprovedBy,
-		"seat_ids": p.seats, "kept_seat_ids": p.kept}})
+		"seat_ids": p.seats, "kept_seat_ids": p.kept}}); err != nil {
+		return handoff{}, err
+	}
+	return r.e.handOff(ctx, tx, o, p.seats, row.DecidedAt)
 }
 
 // afterRefundSeats runs strictly after a partial refund committed: the
-// refunded seats, still sold to the order, go back to available with the
-// buyer's limit, as afterRefund does for a whole order.
-func (r *Refunds) afterRefundSeats(ctx context.Context, o Order, seats []string) {
+// refunded seats handed to waiting-list offers move to them; the others,
+// still sold to the order, go back to available with the buyer's limit,
+// as afterRefund does for a whole order.
+func (r *Refunds) afterRefundSeats(ctx context.Context, o Order, hand handoff) {
 	r.e.metrics.Refunds.WithLabelValues(string(RefundDone)).Inc()
-	r.e.releaseSold(ctx, o, seats, "partial refund committed but seat release failed; reconcile will free them")
+	r.e.afterHandOff(ctx, o, hand, r.e.clock.Now())
+	if len(hand.rest) > 0 {
+		r.e.releaseSold(ctx, o, hand.rest, "partial refund committed but seat release failed; reconcile will free them")
+	}
 }
 
 // releaseSold gives back seats that a committed change took from order o

@@ -250,6 +250,17 @@ func TestWaitlistHandoff(t *testing.T) {
 				f.offered(t, v, "H-1", "H-2")
 				f.wantCounter(t, 1, 0)
 			}},
+			{"a partial refund hands on the seats it refunds", func(t *testing.T, f *waitFixture) {
+				o := f.paid(t, 1, "J-5", "J-6")
+				v := f.join(t, 2, 1, false)
+				if _, err := f.refunds.Refund(ctx, core.RefundRequest{OrderNo: o.OrderNo, SeatIDs: []string{"J-5"}, Reason: "one fell ill",
+					Reference: "R2", Actor: "staff:olga"}); err != nil {
+					t.Fatal(err)
+				}
+				f.offered(t, v, "J-5")
+				f.wantSeats(t, core.SeatSold, "J-6")
+				f.wantCounter(t, 1, 1)
+			}},
 			{"an unblock hands on", func(t *testing.T, f *waitFixture) {
 				if err := f.eng.BlockSeats(ctx, core.BlockRequest{ShowID: f.show.ID, SeatIDs: []string{"I-1", "I-2"}, Reason: "house"}); err != nil {
 					t.Fatal(err)
@@ -382,8 +393,16 @@ func TestWaitlistHandoffCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r, err := rec.RunOnce(ctx, reconcile.TriggerManual, false); err != nil || !r.OK() {
+		r, err := rec.RunOnce(ctx, reconcile.TriggerManual, false)
+		if err != nil || !r.OK() {
 			t.Fatalf("reconcile: %+v %v", r, err)
+		}
+		// Moved by the offers' own check, holder to holder: never freed.
+		if c, _ := r.Check(reconcile.CheckWaitlistOffer); c.Found != 1 || c.Fixed != 1 {
+			t.Errorf("waitlist_offer: %+v, want the offer's seats found and moved", c)
+		}
+		if c, _ := r.Check(reconcile.CheckStaleRedisLock); c.Found != 0 {
+			t.Errorf("stale_redis_lock: %+v, want nothing left to it", c)
 		}
 		f.eng = restarted
 		f.offered(t, v, "A-1", "A-2")

@@ -829,6 +829,7 @@ var catalog = map[string]entry{
 	"reconcile.check.open_discrepancy":  {"open discrepancies", "未处理的支付异常"},
 	"reconcile.check.refunded_sold":     {"refunded seats still sold", "已退款仍为售出的座位"},
 	"reconcile.check.block_drift":       {"seat blocks", "座位封锁"},
+	"reconcile.check.waitlist_offer":    {"waiting-list offers", "候补名单分配"},
 	// Reconcile item details (core/reconcile, Item.Notes).
 	"reconcile.note.block_restore":   {"the DB blocks %s (%s), the seat store does not hold them so", "数据库保留了 %s（%s），座位存储中并非如此"},
 	"reconcile.note.block_stale":     {"the seat store blocks %s, the DB does not", "座位存储保留了 %s，数据库中没有"},
@@ -848,6 +849,9 @@ var catalog = map[string]entry{
 	"reconcile.note.stale_pending":   {"the order is pending but the DB gives the seat to %s, locked %s ago", "订单待支付，但数据库将该座位分给了 %s，%s 前锁定"},
 	"reconcile.note.stale_closed":    {"the order is %s, locked %s ago", "订单%s，%s 前锁定"},
 	"reconcile.note.lock_changed":    {"the lock changed since it was read: left alone", "锁在读取后已变化：未处理"},
+	"reconcile.note.offer_missing":   {"the offered entry's order does not exist", "候补条目所分配的订单不存在"},
+	"reconcile.note.offer_mismatch":  {"the entry's offer is an order of user %s, not a waiting-list order of the entry's user", "该条目的分配订单属于用户 %s，并非该条目用户的候补订单"},
+	"reconcile.note.offer_seats":     {"the offer's seats are held by %s, whose order is over", "分配订单的座位仍被 %s 占用，而该订单已结束"},
 	"reconcile.note.relock":          {"the pending order's seats are not held in the seat store", "待支付订单的座位未在座位存储中锁定"},
 	"reconcile.note.relock_taken":    {"locked by another order meanwhile: left for the next run", "期间已被其他订单锁定：留待下次对账"},
 	"reconcile.note.ended_meanwhile": {"the order is %s meanwhile: lock given back", "期间订单变为“%s”：已释放锁"},
@@ -865,6 +869,8 @@ var catalog = map[string]entry{
 	"reconcile.action.block":        {"block the seats again", "重新封锁座位"},
 	"reconcile.action.unblock":      {"unblock the seats", "解除座位封锁"},
 	"reconcile.action.resend":       {"send the unsent timeout hop", "补发未发出的超时消息"},
+	"reconcile.action.transfer":     {"hand the seats to the offer", "将座位交给候补订单"},
+	"reconcile.action.requeue":      {"put the entry back in line", "将条目放回候补队列"},
 
 	"audit.title":  {"Audit log", "审计日志"},
 	"audit.at":     {"When", "时间"},

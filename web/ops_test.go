@@ -34,7 +34,7 @@ func TestOpsCatalog(t *testing.T) {
 	for _, r := range []string{ResultWould, ResultReport, ResultFixed, ResultFailed, ResultSkipped, ResultGone} {
 		want = append(want, "reconcile.result."+r)
 	}
-	for _, a := range []string{"cancel", "mark_sold", "delete_row", "release", "relock", "set_limit", "report", "release_sold", "block", "unblock", "resend"} {
+	for _, a := range []string{"cancel", "mark_sold", "delete_row", "release", "relock", "set_limit", "report", "release_sold", "block", "unblock", "resend", "transfer", "requeue"} {
 		want = append(want, "reconcile.action."+a)
 	}
 	// The server sets these as form errors and notices.

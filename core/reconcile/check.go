@@ -22,6 +22,7 @@ const (
 	CheckRefundedSold    = "refunded_sold"
 	CheckBlockDrift      = "block_drift"
 	CheckUnsentTimeout   = "unsent_timeout"
+	CheckWaitlistOffer   = "waitlist_offer"
 )
 
 // Actor is who reconcile's repairs are recorded as.
@@ -40,6 +41,8 @@ const (
 	ActionBlock       = "block"        // seat_block row the seat store lost → blocked again
 	ActionUnblock     = "unblock"      // seat-store block with no seat_block row → unblocked
 	ActionResend      = "resend"       // timeout hop claimed but never sent → sent
+	ActionTransfer    = "transfer"     // a waiting-list offer's seats held by an ended order → the offer's
+	ActionRequeue     = "requeue"      // an offered entry whose order is missing → back in line
 )
 
 // Check is one reconcile check: it finds one kind of anomaly and, unless

@@ -148,7 +148,7 @@ func New(d Deps, o Options) (*Reconciler, error) {
 		return nil, err
 	}
 	r := &Reconciler{deps: d, opts: o, log: log.With("component", "reconcile"), metrics: m,
-		full:  []Check{ExpiredPending{}, UnsentTimeout{}, PaidNotSold{}, OrphanOrderSeat{}, RefundedSold{}, StaleRedisLock{}, BlockDrift{}, LimitDrift{}, OpenDiscrepancy{}},
+		full:  []Check{ExpiredPending{}, UnsentTimeout{}, PaidNotSold{}, OrphanOrderSeat{}, RefundedSold{}, WaitlistOffer{}, StaleRedisLock{}, BlockDrift{}, LimitDrift{}, OpenDiscrepancy{}},
 		sweep: []Check{ExpiredPending{}, UnsentTimeout{}},
 	}
 	m.zero(r.full) // the sweep's checks are among the full run's

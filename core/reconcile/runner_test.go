@@ -148,7 +148,7 @@ func TestRunsAreStored(t *testing.T) {
 		}
 		got := runs[1]
 		if got.Trigger != reconcile.TriggerCLI || !got.DryRun || got.Status != reconcile.StatusOK ||
-			!got.StartedAt.Equal(first.StartedAt) || got.FinishedAt.IsZero() || len(got.Checks) != 9 {
+			!got.StartedAt.Equal(first.StartedAt) || got.FinishedAt.IsZero() || len(got.Checks) != 10 {
 			t.Errorf("stored dry run = %+v", got)
 		}
 		c, ok := runs[0].Check(reconcile.CheckExpiredPending)

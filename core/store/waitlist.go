@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -278,4 +279,65 @@ func (t *tx) UnblockSeats(ctx context.Context, showID int64, seatIDs []string) (
 		return nil, dbErr(err, "unblocked seats of show %d", showID)
 	}
 	return slices.DeleteFunc(slices.Clone(seatIDs), func(id string) bool { return slices.Contains(held, id) }), nil
+}
+
+// OfferRow is an offered entry whose offer may still need its seats: its
+// order pending, or missing (reconcile's waitlist_offer check).
+type OfferRow struct {
+	Token      string
+	EntryUser  int64 // core.BoxOfficeUserID for a walk-in
+	OrderNo    string
+	OrderFound bool
+	OrderUser  int64
+	Source     string
+	CreatedAt  time.Time
+	SeatIDs    []string
+}
+
+// LiveOffers lists the show's offered entries whose order is pending or
+// missing (idx_show_state; each order by uk_order_no).
+func (db *DB) LiveOffers(ctx context.Context, showID int64) ([]OfferRow, error) {
+	var rs []struct {
+		Token     string        `db:"token"`
+		EntryUser sql.NullInt64 `db:"user_id"`
+		OrderNo   string        `db:"order_no"`
+		Found     bool          `db:"found"`
+		OrderUser int64         `db:"order_user"`
+		Source    string        `db:"source"`
+		CreatedAt int64         `db:"created_at"`
+		SeatIDs   string        `db:"seat_ids"`
+	}
+	err := db.r.SelectContext(ctx, &rs, `SELECT e.token, e.user_id, e.order_no, o.order_no IS NOT NULL AS found,
+ COALESCE(o.user_id, 0) AS order_user, COALESCE(o.source, '') AS source, COALESCE(o.created_at, 0) AS created_at,
+ COALESCE(o.seat_ids, '') AS seat_ids
+ FROM waitlist_entry e LEFT JOIN order_info o ON o.order_no = e.order_no
+ WHERE e.show_id = ? AND e.state = ? AND (o.order_no IS NULL OR o.status = ?) ORDER BY e.id`,
+		showID, string(core.WaitOffered), int(core.StatusPending))
+	if err != nil {
+		return nil, dbErr(err, "offers of show %d", showID)
+	}
+	out := make([]OfferRow, len(rs))
+	for i, r := range rs {
+		out[i] = OfferRow{Token: r.Token, EntryUser: r.EntryUser.Int64, OrderNo: r.OrderNo, OrderFound: r.Found,
+			OrderUser: r.OrderUser, Source: r.Source, CreatedAt: fromMS(r.CreatedAt)}
+		if r.SeatIDs != "" {
+			out[i].SeatIDs = strings.Split(r.SeatIDs, ",")
+		}
+	}
+	return out, nil
+}
+
+// RequeueWaitEntry puts an entry whose offer's order is missing back in
+// line at its old place; false when it changed meanwhile.
+func (db *DB) RequeueWaitEntry(ctx context.Context, token, orderNo string) (bool, error) {
+	res, err := db.w.ExecContext(ctx, `UPDATE waitlist_entry SET state = ?, order_no = '', offered_at = 0
+ WHERE token = ? AND state = ? AND order_no = ?`, string(core.WaitWaiting), token, string(core.WaitOffered), orderNo)
+	if err != nil {
+		return false, dbErr(err, "requeue a waiting-list entry")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, dbErr(err, "requeue a waiting-list entry")
+	}
+	return n == 1, nil
 }
