@@ -140,6 +140,10 @@ func detailFields(currency string) []detailField {
 		{"opens_at", "ev.opens_at", timestamp},
 		{"window_seconds", "ev.window_seconds", plain},
 		{"paused", "ev.paused", plain},
+		// Keys of the waiting list's hand-off (core/handoff.go).
+		{"from_order", "ev.from_order", plain},
+		{"to_order", "ev.to_order", plain},
+		{"entry", "ev.wait_entry", plain},
 		// Keys of a show's edit and cancel (console_showlife.go).
 		{"venue", "ev.venue", plain},
 		{"starts_at", "ev.starts_at", timestamp},
