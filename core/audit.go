@@ -108,3 +108,10 @@ const (
 	AuditShowPublish        = "show_publish"   // a draft show put on sale
 	AuditArchiveDelete      = "archive_delete" // archived audit rows deleted by `seatflow archive --delete`
 )
+
+// Waiting-list audit actions (the console's waiting-list page).
+const (
+	AuditWaitlistSettings = "waitlist_settings" // a show's waiting list opened, closed or changed
+	AuditWaitlistAdd      = "waitlist_add"      // a walk-in or phone customer put on a list by a clerk
+	AuditWaitlistWithdraw = "waitlist_withdraw" // an entry taken off a list by staff
+)

@@ -230,6 +230,7 @@ func registerConsole(e *echo.Echo, deps ConsoleDeps) *console {
 	cn.mountReopen(g, view)
 	cn.queueRoutes(g, view)
 	cn.checkinRoutes(g, view)
+	cn.waitlistRoutes(g, view)
 	cn.inboxRoutes(g)
 	cn.doorRoutes(g)
 	return cn

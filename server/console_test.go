@@ -336,6 +336,12 @@ func TestConsoleRoutesByRole(t *testing.T) {
 		// seat, a hold the force-cancel above ended, an unpaid ticket.
 		{"POST", "/console/shows/" + show + "/counter", access.ActCounterSale, url.Values{"seat_ids": {"Z-99"}}, 422},
 		{"POST", "/console/orders/" + pending.OrderNo + "/pay", access.ActCounterSale, url.Values{"tender": {"cash"}}, 409},
+		{"GET", "/console/shows/" + show + "/waitlist", access.ActView, nil, 200},
+		{"GET", "/console/shows/" + show + "/waitlist/live", access.ActView, nil, 200},
+		// The list stays closed: a walk-in is refused past the role check.
+		{"POST", "/console/shows/" + show + "/waitlist", access.ActShows, url.Values{"join_when": {"always"}, "offer_minutes": {"30"}}, 303},
+		{"POST", "/console/shows/" + show + "/waitlist/entries", access.ActCounterSale, url.Values{"name": {"Walk-in"}, "count": {"1"}}, 409},
+		{"POST", "/console/shows/" + show + "/waitlist/entries/wl_none/withdraw", access.ActCounterSale, url.Values{"confirm": {"1"}}, 404},
 		{"GET", "/console/orders/" + pending.OrderNo + "/ticket", access.ActView, nil, 409},
 		{"GET", "/console/discrepancies", access.ActDiscrepancies, nil, 200},
 		{"GET", "/console/discrepancies/" + discID, access.ActDiscrepancies, nil, 200},

@@ -185,6 +185,15 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("admit the paid order: %v", err)
 	}
+	// A waiting list on the tall show: a walk-in waiting.
+	if _, err := a.app.engine.SetWaitlist(t.Context(), core.WaitlistSettings{ShowID: tall, Enabled: true,
+		JoinWhen: core.JoinWhenAlways}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.app.engine.JoinWaitlist(t.Context(), core.WaitJoin{ShowID: tall, UserID: core.BoxOfficeUserID, Count: 2,
+		Together: true, Customer: core.Customer{Name: "A. Walk-in"}, AddedBy: "staff:a11y"}); err != nil {
+		t.Fatalf("join the waiting list: %v", err)
+	}
 	pages := []a11yPage{
 		// First: every role, the door too, switches language here.
 		{"door", "/door", access.ActCheckin, "#door-code"},
@@ -199,6 +208,7 @@ func TestConsoleAccessibleInBrowser(t *testing.T) {
 		{"show-new", "/shows/new", access.ActShows, "main form"},
 		{"seat-map", "/shows/" + show, access.ActView, "#seat-grid"},
 		{"best-rules", "/shows/" + show + "/best-available", access.ActShows, "#best-heat"},
+		{"waitlist", "/shows/" + show + "/waitlist", access.ActView, "#waitlist-entries"},
 		{"checkins", fmt.Sprintf("/shows/%d/checkins", admitted.Order.ShowID), access.ActView, "#checkins-arrivals"},
 		{"show-edit", "/shows/" + show + "/edit", access.ActShows, "#show-edit-form"},
 		{"show-cancel", "/shows/" + show + "/cancel", access.ActShows, "#cancel-show-form"},

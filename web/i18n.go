@@ -340,6 +340,7 @@ var catalog = map[string]entry{
 	"ev.kind.refund_requested":    {"Refund requested", "退款申请"},
 	"ev.kind.refund_rejected":     {"Refund request rejected", "退款申请已驳回"},
 	"ev.kind.end_attempt":         {"Attempt to end the order lost", "结束订单的尝试未成功"},
+	"ev.wait_entry":               {"waiting-list entry", "候补登记"},
 	"ev.by":                       {"by", "延长"},
 	"ev.new_expire_at":            {"new expiry", "新到期时间"},
 	"ev.winner_status":            {"order was", "订单状态"},

@@ -126,6 +126,7 @@ func detailFields(currency string) []detailField {
 		{"source", "ev.source", plain},
 		// Keys of the waiting list's hand-off.
 		{"waitlist_entry", "ev.waitlist_entry", plain},
+		{"entry", "ev.wait_entry", plain},
 		{"from_order", "ev.from_order", plain},
 		{"to_order", "ev.to_order", plain},
 		// Keys of timeout hops, payments and repairs the table above has not.
@@ -144,6 +145,14 @@ func detailFields(currency string) []detailField {
 		{"opens_at", "ev.opens_at", timestamp},
 		{"window_seconds", "ev.window_seconds", plain},
 		{"paused", "ev.paused", plain},
+		// Keys of a waiting list's staff actions (console_waitlist.go).
+		{"waitlist_enabled", "ev.waitlist_enabled", plain},
+		{"join_when", "ev.join_when", translated("waitlist.join_when.")},
+		{"offer_ttl_seconds", "ev.offer_ttl_seconds", plain},
+		{"category", "ev.category", plain},
+		{"together", "ev.together", plain},
+		{"entry_state", "ev.entry_state", translated("waitlist.state.")},
+		{"offer", "ev.offer", plain},
 		// Keys of a show's edit and cancel (console_showlife.go).
 		{"venue", "ev.venue", plain},
 		{"starts_at", "ev.starts_at", timestamp},

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -340,4 +341,60 @@ func (db *DB) RequeueWaitEntry(ctx context.Context, token, orderNo string) (bool
 		return false, dbErr(err, "requeue a waiting-list entry")
 	}
 	return n == 1, nil
+}
+
+// OfferSources returns, by offer, the order whose ending handed the seats
+// of each of offers (waiting-list offers' order numbers) on, as the
+// offer's placed event names it: the zero order when an unblock did. An
+// offer whose placed event (or source order) retention pruned is absent. Two reads whatever
+// the number of offers, for the console's list of a show's entries.
+func (db *DB) OfferSources(ctx context.Context, offers []string) (map[string]core.Order, error) {
+	out := make(map[string]core.Order, len(offers))
+	if len(offers) == 0 {
+		return out, nil
+	}
+	q, args, err := sqlx.In(`SELECT order_no, detail FROM order_event WHERE kind = ? AND order_no IN (?)`, core.EventPlaced, offers)
+	if err != nil {
+		return nil, fmt.Errorf("store: offer sources: %w", err)
+	}
+	var placed []struct {
+		OrderNo string `db:"order_no"`
+		Detail  string `db:"detail"`
+	}
+	if err := db.r.SelectContext(ctx, &placed, db.r.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "offer sources")
+	}
+	from := make(map[string]string, len(placed))
+	var froms []string
+	for _, p := range placed {
+		var d struct {
+			From string `json:"from_order"`
+		}
+		if err := json.Unmarshal([]byte(p.Detail), &d); err != nil {
+			return nil, fmt.Errorf("store: placed event of %s: decode detail: %w", p.OrderNo, err)
+		}
+		from[p.OrderNo] = d.From
+		if d.From != "" {
+			froms = append(froms, d.From)
+		}
+	}
+	orders := make(map[string]core.Order, len(froms))
+	if len(froms) > 0 {
+		if q, args, err = sqlx.In(`SELECT `+orderCols+` FROM order_info WHERE order_no IN (?)`, froms); err != nil {
+			return nil, fmt.Errorf("store: offer sources: %w", err)
+		}
+		var rs []orderRow
+		if err := db.r.SelectContext(ctx, &rs, db.r.Rebind(q), args...); err != nil {
+			return nil, dbErr(err, "offer sources")
+		}
+		for _, r := range rs {
+			orders[r.OrderNo] = r.order()
+		}
+	}
+	for offer, f := range from {
+		if o, ok := orders[f]; ok || f == "" {
+			out[offer] = o
+		}
+	}
+	return out, nil
 }
