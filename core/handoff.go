@@ -58,49 +58,58 @@ func (h handoff) handed() []string {
 }
 
 // waitlistCache is which shows have their list enabled, with each one's
-// offer hold and plan, read outside any transaction (prepare) so that a
+// plan, read outside any transaction (prepare) so that a
 // hand-off in one reads nothing but its entries: on SQLite a read through
 // the store inside a write transaction would wait for that transaction.
 type waitlistCache struct {
 	mu    sync.Mutex
 	read  time.Time
-	shows map[int64]waitShow
+	shows map[int64]cachedPlan // by show: its plan, for the choice
 }
 
-type waitShow struct {
-	ttl  time.Duration
-	plan cachedPlan
-}
-
-// prepare makes sure the view is at most waitlistRefresh old. A failure to
-// read leaves the view as it was: a hand-off missed is seats back on sale,
-// never seats lost.
+// prepareHandoff makes sure the view is at most waitlistRefresh old. One
+// caller reads while the others go on with the view as it was; a failure to
+// read leaves it as it was (a hand-off missed is seats back on sale, never
+// seats lost) and the next caller reads again.
 func (e *Engine) prepareHandoff(ctx context.Context) {
 	c := &e.waitlists
 	now := e.clock.Now()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.read.IsZero() && now.Sub(c.read) < waitlistRefresh && !now.Before(c.read) {
+		c.mu.Unlock()
 		return
 	}
-	lists, err := e.store.EnabledWaitlists(ctx)
+	c.read = now
+	c.mu.Unlock()
+	shows, err := e.readWaitlists(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err != nil {
 		e.log.WarnContext(ctx, "waiting lists: reading which are enabled", "err", err)
+		c.read = time.Time{}
 		return
 	}
-	shows := make(map[int64]waitShow, len(lists))
-	for id, ttl := range lists {
-		p, err := e.plans.get(ctx, e.store, id)
-		if err != nil {
-			e.log.WarnContext(ctx, "waiting lists: reading a show's plan", "show_id", id, "err", err)
-			continue
-		}
-		shows[id] = waitShow{ttl: ttl, plan: p}
-	}
-	c.shows, c.read = shows, now
+	c.shows = shows
 }
 
-func (c *waitlistCache) show(id int64) (waitShow, bool) {
+// readWaitlists reads the shows whose list is enabled, with their plans.
+func (e *Engine) readWaitlists(ctx context.Context) (map[int64]cachedPlan, error) {
+	lists, err := e.store.EnabledWaitlists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shows := make(map[int64]cachedPlan, len(lists))
+	for _, id := range lists {
+		p, err := e.plans.get(ctx, e.store, id)
+		if err != nil {
+			return nil, fmt.Errorf("plan of show %d: %w", id, err)
+		}
+		shows[id] = p
+	}
+	return shows, nil
+}
+
+func (c *waitlistCache) show(id int64) (cachedPlan, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok := c.shows[id]
@@ -119,7 +128,7 @@ func (c *waitlistCache) forget() {
 // Blocked seats are never handed on: they go back to their block.
 func (e *Engine) handOff(ctx context.Context, tx Tx, from Order, freed []string, now time.Time) (handoff, error) {
 	h := handoff{rest: freed, wake: func() {}}
-	show, listed := e.waitlists.show(from.ShowID)
+	plan, listed := e.waitlists.show(from.ShowID)
 	if len(freed) == 0 || !listed {
 		return h, nil
 	}
@@ -133,7 +142,7 @@ func (e *Engine) handOff(ctx context.Context, tx Tx, from Order, freed []string,
 	}
 	avail := make(map[string]bool, len(freed))
 	for _, id := range freed {
-		if _, inPlan := show.plan.seats[id]; inPlan && !blocked[id] {
+		if _, inPlan := plan.seats[id]; inPlan && !blocked[id] {
 			avail[id] = true
 		}
 	}
@@ -142,14 +151,14 @@ func (e *Engine) handOff(ctx context.Context, tx Tx, from Order, freed []string,
 		if len(avail) < en.Count {
 			continue
 		}
-		c, _, ok := ChooseBest(show.plan.index, BestRequest{Count: en.Count, Category: en.Category, Together: en.Together},
+		c, _, ok := ChooseBest(plan.index, BestRequest{Count: en.Count, Category: en.Category, Together: en.Together},
 			func(id string) bool { return avail[id] }, nil)
 		if !ok {
 			continue // keeps its place for seats that fit
 		}
 		seats := make([]Seat, len(c.SeatIDs))
 		for i, id := range c.SeatIDs {
-			seats[i] = show.plan.seats[id]
+			seats[i] = plan.seats[id]
 			delete(avail, id)
 		}
 		of := e.offerOrder(en, seats, ttl, now)

@@ -92,9 +92,9 @@ var (
 type WaitlistStore interface {
 	WaitlistSettings(ctx context.Context, showID int64) (WaitlistSettings, bool, error)
 	PutWaitlistSettings(ctx context.Context, s WaitlistSettings) error
-	// EnabledWaitlists lists the shows whose list is enabled, with their
-	// offer hold: the engine's cache of where a hand-off is worth a look.
-	EnabledWaitlists(ctx context.Context) (map[int64]time.Duration, error)
+	// EnabledWaitlists lists the shows whose list is enabled: the
+	// engine's cache of where a hand-off is worth a look.
+	EnabledWaitlists(ctx context.Context) ([]int64, error)
 	// InsertWaitEntry adds e, or returns the user's entry on the show
 	// when there is one (created false).
 	InsertWaitEntry(ctx context.Context, e WaitEntry) (WaitEntry, bool, error)

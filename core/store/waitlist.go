@@ -57,17 +57,12 @@ func (db *DB) PutWaitlistSettings(ctx context.Context, s core.WaitlistSettings) 
 }
 
 // EnabledWaitlists implements core.WaitlistStore.
-func (db *DB) EnabledWaitlists(ctx context.Context) (map[int64]time.Duration, error) {
-	var rs []waitSettingRow
-	if err := db.r.SelectContext(ctx, &rs, `SELECT show_id, enabled, join_when, offer_ttl_ms, updated_at
- FROM waitlist_setting WHERE enabled = 1`); err != nil {
+func (db *DB) EnabledWaitlists(ctx context.Context) ([]int64, error) {
+	var ids []int64
+	if err := db.r.SelectContext(ctx, &ids, `SELECT show_id FROM waitlist_setting WHERE enabled = 1`); err != nil {
 		return nil, dbErr(err, "enabled waiting lists")
 	}
-	out := make(map[int64]time.Duration, len(rs))
-	for _, r := range rs {
-		out[r.ShowID] = time.Duration(r.OfferTTL) * time.Millisecond
-	}
-	return out, nil
+	return ids, nil
 }
 
 const waitEntryCols = `id, token, show_id, user_id, seat_count, category, together, customer_name, customer_email,
