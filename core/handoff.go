@@ -14,7 +14,9 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -58,38 +60,63 @@ func (h handoff) handed() []string {
 }
 
 // waitlistCache is which shows have their list enabled, with each one's
-// plan, read outside any transaction (prepare) so that a
-// hand-off in one reads nothing but its entries: on SQLite a read through
-// the store inside a write transaction would wait for that transaction.
+// plan, read outside any transaction (prepareHandoff) so that a hand-off
+// in one reads nothing but its entries: on SQLite a read through the store
+// inside a write transaction would wait for that transaction.
 type waitlistCache struct {
-	mu    sync.Mutex
-	read  time.Time
-	shows map[int64]cachedPlan // by show: its plan, for the choice
+	mu      sync.Mutex
+	shows   map[int64]cachedPlan // by show: its plan, for the choice
+	read    time.Time            // when shows was read
+	valid   bool                 // false until read, and after forget
+	gen     int                  // forget's count: a read older than the last forget is not valid
+	loading chan struct{}        // closed when the read in flight ends
 }
 
 // prepareHandoff makes sure the view is at most waitlistRefresh old. One
-// caller reads while the others go on with the view as it was; a failure to
-// read leaves it as it was (a hand-off missed is seats back on sale, never
-// seats lost) and the next caller reads again.
+// caller reads while the others go on with the view as it was; only while
+// there is no valid view (never read, or a setting changed here since) do
+// they wait for the read. A failure to read is logged and read again by
+// the next caller: a hand-off missed is seats back on sale, never seats
+// lost.
 func (e *Engine) prepareHandoff(ctx context.Context) {
 	c := &e.waitlists
-	now := e.clock.Now()
-	c.mu.Lock()
-	if !c.read.IsZero() && now.Sub(c.read) < waitlistRefresh && !now.Before(c.read) {
+	for {
+		now := e.clock.Now()
+		c.mu.Lock()
+		if c.valid && now.Sub(c.read) < waitlistRefresh && !now.Before(c.read) {
+			c.mu.Unlock()
+			return
+		}
+		if ch := c.loading; ch != nil {
+			wait := !c.valid
+			c.mu.Unlock()
+			if !wait {
+				return
+			}
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		ch, gen := make(chan struct{}), c.gen
+		c.loading = ch
 		c.mu.Unlock()
+		shows, err := e.readWaitlists(ctx)
+		c.mu.Lock()
+		c.loading = nil
+		close(ch)
+		if err == nil {
+			c.shows = shows
+			c.read, c.valid = now, c.gen == gen
+		}
+		c.mu.Unlock()
+		if err != nil {
+			e.log.WarnContext(ctx, "waiting lists: reading which are enabled", "err", err)
+		}
 		return
 	}
-	c.read = now
-	c.mu.Unlock()
-	shows, err := e.readWaitlists(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err != nil {
-		e.log.WarnContext(ctx, "waiting lists: reading which are enabled", "err", err)
-		c.read = time.Time{}
-		return
-	}
-	c.shows = shows
 }
 
 // readWaitlists reads the shows whose list is enabled, with their plans.
@@ -116,83 +143,184 @@ func (c *waitlistCache) show(id int64) (cachedPlan, bool) {
 	return s, ok
 }
 
-// forget has the next prepare read the lists again (a setting changed here).
+// forget has the next prepareHandoff read the lists again, and every
+// caller wait for that read (a setting changed here).
 func (c *waitlistCache) forget() {
 	c.mu.Lock()
-	c.read = time.Time{}
+	c.valid = false
+	c.gen++
 	c.mu.Unlock()
 }
 
-// handOff offers the seats from let go (freed, their order_seat rows
-// already deleted in tx) to the show's waiting entries, in list order.
-// Blocked seats are never handed on: they go back to their block.
-func (e *Engine) handOff(ctx context.Context, tx Tx, from Order, freed []string, now time.Time) (handoff, error) {
-	h := handoff{rest: freed, wake: func() {}}
-	plan, listed := e.waitlists.show(from.ShowID)
-	if len(freed) == 0 || !listed {
-		return h, nil
-	}
-	ttl, entries, err := tx.WaitingEntries(ctx, from.ShowID, handoffScan)
-	if err != nil || len(entries) == 0 {
-		return h, err
-	}
-	blocked, err := tx.BlockedSeats(ctx, from.ShowID, freed)
+// freeing is one ending's seats for the waiting list: from let them go
+// (their order_seat rows already deleted in the transaction) at at.
+type freeing struct {
+	from  Order // OrderNo "" for an unblock
+	freed []string
+	at    time.Time
+}
+
+// handOff is handOffAll for one ending.
+func (e *Engine) handOff(ctx context.Context, tx Tx, from Order, freed []string, at time.Time) (handoff, error) {
+	hs, err := e.handOffAll(ctx, tx, []freeing{{from: from, freed: freed, at: at}})
 	if err != nil {
-		return h, err
+		return handoff{}, err
 	}
-	avail := make(map[string]bool, len(freed))
-	for _, id := range freed {
-		if _, inPlan := plan.seats[id]; inPlan && !blocked[id] {
-			avail[id] = true
+	return hs[0], nil
+}
+
+// handOffAll offers the seats endings of one transaction freed to their
+// shows' waiting entries, in list order, ending after ending: one read of
+// each show's first entries (locked until the commit, so endings of the
+// show in other transactions wait for this one and no entry is offered
+// twice) and one write of all the offers, however many endings, so a burst
+// of expiries holds those locks for one batch's statements, not one
+// ending's each. Blocked seats are never handed on: they go back to their
+// block. The handoff of fs[i] is at index i.
+func (e *Engine) handOffAll(ctx context.Context, tx Tx, fs []freeing) ([]handoff, error) {
+	hands := make([]handoff, len(fs))
+	byShow := make(map[int64][]int)
+	for i, f := range fs {
+		hands[i] = handoff{rest: f.freed, wake: func() {}}
+		if _, listed := e.waitlists.show(f.from.ShowID); listed && len(f.freed) > 0 {
+			byShow[f.from.ShowID] = append(byShow[f.from.ShowID], i)
 		}
 	}
+	var (
+		offers []offer
+		owners []int // the ending each offer's seats came from
+	)
+	for _, show := range slices.Sorted(maps.Keys(byShow)) {
+		of, ow, err := e.matchShow(ctx, tx, show, fs, byShow[show])
+		if err != nil {
+			return nil, err
+		}
+		offers, owners = append(offers, of...), append(owners, ow...)
+	}
+	if len(offers) == 0 {
+		return hands, nil
+	}
+	wake, err := e.writeOffers(ctx, tx, fs, offers, owners)
+	if err != nil {
+		return nil, err
+	}
+	for k, of := range offers {
+		h := &hands[owners[k]]
+		h.offers, h.wake = append(h.offers, of), wake
+	}
+	for i := range hands {
+		if handed := hands[i].handed(); len(handed) > 0 {
+			hands[i].rest = slices.DeleteFunc(slices.Clone(fs[i].freed), func(id string) bool { return slices.Contains(handed, id) })
+		}
+	}
+	return hands, nil
+}
+
+// matchShow chooses the offers of one show's endings (fs at idx): each
+// ending's seats go to the first entries they fit (by the best-available
+// rules), an entry that does not fit keeping its place.
+func (e *Engine) matchShow(ctx context.Context, tx Tx, show int64, fs []freeing, idx []int) ([]offer, []int, error) {
+	plan, _ := e.waitlists.show(show)
+	var freed []string
+	for _, i := range idx {
+		freed = append(freed, fs[i].freed...)
+	}
+	ttl, entries, err := tx.WaitingEntries(ctx, show, handoffScan+len(freed))
+	if err != nil || len(entries) == 0 {
+		return nil, nil, err
+	}
+	blocked, err := tx.BlockedSeats(ctx, show, freed)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		offers  []offer
+		owners  []int
+		offered = make(map[int64]bool)
+	)
+	for _, i := range idx {
+		avail := make(map[string]bool, len(fs[i].freed))
+		for _, id := range fs[i].freed {
+			if _, inPlan := plan.seats[id]; inPlan && !blocked[id] {
+				avail[id] = true
+			}
+		}
+		for _, en := range entries {
+			if len(avail) == 0 {
+				break
+			}
+			if offered[en.ID] || len(avail) < en.Count {
+				continue
+			}
+			c, _, ok := ChooseBest(plan.index, BestRequest{Count: en.Count, Category: en.Category, Together: en.Together},
+				func(id string) bool { return avail[id] }, nil)
+			if !ok {
+				continue // keeps its place for seats that fit
+			}
+			seats := make([]Seat, len(c.SeatIDs))
+			for k, id := range c.SeatIDs {
+				seats[k] = plan.seats[id]
+				delete(avail, id)
+			}
+			offered[en.ID] = true
+			offers, owners = append(offers, e.offerOrder(en, seats, ttl, fs[i].at)), append(owners, i)
+		}
+	}
+	return offers, owners, nil
+}
+
+// writeOffers writes the offers' orders, seats, entries, events and first
+// timeout messages in tx, each kind in one statement.
+func (e *Engine) writeOffers(ctx context.Context, tx Tx, fs []freeing, offers []offer, owners []int) (wake func(), _ error) {
+	orders := make([]Order, len(offers))
+	entries := make(map[int64]EntryOffer, len(offers))
 	var events []Event
-	for _, en := range entries {
-		if len(avail) < en.Count {
-			continue
-		}
-		c, _, ok := ChooseBest(plan.index, BestRequest{Count: en.Count, Category: en.Category, Together: en.Together},
-			func(id string) bool { return avail[id] }, nil)
-		if !ok {
-			continue // keeps its place for seats that fit
-		}
-		seats := make([]Seat, len(c.SeatIDs))
-		for i, id := range c.SeatIDs {
-			seats[i] = plan.seats[id]
-			delete(avail, id)
-		}
-		of := e.offerOrder(en, seats, ttl, now)
-		if err := insertWithCode(ctx, tx, &of.order, NewOrderCode); err != nil {
-			return h, fmt.Errorf("waiting-list offer to %s: %w", en.Token, err)
-		}
-		if err := tx.InsertOrderSeats(ctx, of.order); err != nil {
-			return h, fmt.Errorf("waiting-list offer to %s: %w", en.Token, err)
-		}
-		if err := tx.OfferWaitEntry(ctx, en.ID, of.order.OrderNo, now); err != nil {
-			return h, err
-		}
-		events = append(events, offeredEvent(ctx, of, from, now))
+	for k, of := range offers {
+		orders[k] = of.order
+		entries[of.entry.ID] = EntryOffer{OrderNo: of.order.OrderNo, At: of.order.CreatedAt}
+		from := fs[owners[k]].from
+		events = append(events, offeredEvent(ctx, of, from, of.order.CreatedAt))
 		if from.OrderNo != "" { // "" for an unblock
-			events = append(events, Event{OrderNo: from.OrderNo, At: now, Kind: EventHandedOff,
+			events = append(events, Event{OrderNo: from.OrderNo, At: of.order.CreatedAt, Kind: EventHandedOff,
 				Detail: map[string]any{"seat_ids": of.order.SeatIDs, "to_order": of.order.OrderNo}})
 		}
-		h.offers = append(h.offers, of)
-		if len(avail) == 0 {
-			break
+	}
+	if err := insertOffers(ctx, tx, orders); err != nil {
+		return nil, fmt.Errorf("waiting-list offers: %w", err)
+	}
+	for k := range offers {
+		offers[k].order.Code = orders[k].Code // drawn again on a clash
+	}
+	if err := tx.InsertSeatsOfOrders(ctx, orders); err != nil {
+		return nil, fmt.Errorf("waiting-list offers: %w", err)
+	}
+	if err := tx.OfferWaitEntries(ctx, entries); err != nil {
+		return nil, err
+	}
+	ps := make([]placement, len(offers))
+	for k := range offers {
+		ps[k] = placement{ctx: ctx, o: &offers[k].order, now: offers[k].order.CreatedAt, firstHop: offers[k].firstHop}
+	}
+	wake, events, err := e.queueTimeouts(ctx, tx, ps, events)
+	if err != nil {
+		return nil, err
+	}
+	return wake, tx.AddEvents(ctx, events)
+}
+
+// insertOffers inserts the offers' orders in one statement, their codes
+// drawn again should one clash with an order's (a failed statement
+// changes nothing).
+func insertOffers(ctx context.Context, tx Tx, orders []Order) error {
+	for i := 1; ; i++ {
+		err := tx.InsertOrders(ctx, orders)
+		if !errors.Is(err, ErrCodeTaken) || i == codeAttempts {
+			return err
+		}
+		for k := range orders {
+			orders[k].Code = NewOrderCode()
 		}
 	}
-	if len(h.offers) == 0 {
-		return h, nil
-	}
-	if h.wake, events, err = e.queueOfferTimeouts(ctx, tx, h.offers, now, events); err != nil {
-		return h, err
-	}
-	handed := make(map[string]bool)
-	for _, id := range h.handed() {
-		handed[id] = true
-	}
-	h.rest = slices.DeleteFunc(slices.Clone(freed), func(id string) bool { return handed[id] })
-	return h, tx.AddEvents(ctx, events)
 }
 
 // offerOrder is the pending order an entry is offered, held for ttl.
@@ -216,17 +344,6 @@ func offeredEvent(ctx context.Context, of offer, from Order, now time.Time) Even
 		ev.Detail["from_order"] = from.OrderNo
 	}
 	return ev
-}
-
-// queueOfferTimeouts writes the offers' first timeout messages in tx on a
-// TxQueue, as a placement's (placebatch.go); without one they are sent
-// after the commit (afterHandOff).
-func (e *Engine) queueOfferTimeouts(ctx context.Context, tx Tx, offers []offer, now time.Time, events []Event) (func(), []Event, error) {
-	ps := make([]placement, len(offers))
-	for i := range offers {
-		ps[i] = placement{ctx: ctx, o: &offers[i].order, now: now, firstHop: offers[i].firstHop}
-	}
-	return e.queueTimeouts(ctx, tx, ps, events)
 }
 
 // afterHandOff runs after the commit of an ending that made offers: the

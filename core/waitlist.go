@@ -116,14 +116,21 @@ type WaitlistTx interface {
 	// list order, locked until the transaction ends, when the show's list
 	// is enabled (its offer hold in ttl); none otherwise.
 	WaitingEntries(ctx context.Context, showID int64, limit int) (ttl time.Duration, _ []WaitEntry, _ error)
-	// OfferWaitEntry moves a waiting entry to offered with its order.
-	OfferWaitEntry(ctx context.Context, id int64, orderNo string, at time.Time) error
+	// OfferWaitEntries moves waiting entries (by id) to offered with their
+	// orders, in one statement.
+	OfferWaitEntries(ctx context.Context, offers map[int64]EntryOffer) error
 	// BlockedSeats returns which of seatIDs are blocked: a blocked seat
 	// an order lets go is blocked again, not handed on.
 	BlockedSeats(ctx context.Context, showID int64, seatIDs []string) (map[string]bool, error)
 	// UnblockSeats deletes the seats' blocks and returns those of them no
 	// order holds (a blocked seat may have been sold at the box office).
 	UnblockSeats(ctx context.Context, showID int64, seatIDs []string) ([]string, error)
+}
+
+// EntryOffer is the order an entry is offered, and when.
+type EntryOffer struct {
+	OrderNo string
+	At      time.Time
 }
 
 // WaitJoin asks for a place on a show's list.

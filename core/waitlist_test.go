@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -448,6 +449,64 @@ func TestWaitlistHandoffRace(t *testing.T) {
 				t.Fatalf("round %d: %d public placements won seat %v during the hand-off", round, n, seat)
 			}
 			f.offered(t, v, seat...)
+		}
+		f.settle(t)
+	})
+}
+
+// TestWaitlistBurst ends many holds at once, so the group commit writes
+// their hand-offs in shared transactions (handOffAll): every entry gets a
+// seat of its own, the seats of one hold stay together, and the first
+// entries in line are served.
+func TestWaitlistBurst(t *testing.T) {
+	stacktest.Each(t, func(t *testing.T, st *stacktest.Stack) {
+		ctx := context.Background()
+		f := newWaitFixture(t, st, core.Config{}, nil)
+		var holds []core.Order
+		for i := range 30 {
+			row := core.RowName(i/5 + 1)
+			holds = append(holds, f.place(t, int64(1+i), fmt.Sprintf("%s-%d", row, 2*(i%5)+1), fmt.Sprintf("%s-%d", row, 2*(i%5)+2)))
+		}
+		var entries []core.WaitEntryView
+		for i := range 40 { // 30 pairs for 40 entries: the last 10 keep waiting
+			entries = append(entries, f.join(t, int64(100+i), 2, true))
+		}
+		f.clock.Advance(16 * time.Minute)
+		var wg sync.WaitGroup
+		for _, o := range holds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := f.eng.HandleTimeout(ctx, core.TimeoutMsg{OrderNo: o.OrderNo, Hop: 1}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		pair := func(ids []string) string { return fmt.Sprint(slices.Sorted(slices.Values(ids))) }
+		pairs := make(map[string]bool)
+		for _, o := range holds {
+			pairs[pair(o.SeatIDs)] = true
+		}
+		seen := make(map[string]bool)
+		for i, v := range entries {
+			got := f.entry(t, v)
+			if i >= 30 {
+				if got.State != core.WaitWaiting || got.Position != i-29 {
+					t.Errorf("entry %d: %s at %d, want waiting at %d", i, got.State, got.Position, i-29)
+				}
+				continue
+			}
+			if got.State != core.WaitOffered {
+				t.Errorf("entry %d: %s, want offered", i, got.State)
+				continue
+			}
+			o := f.offered(t, v, got.Offer.SeatIDs...)
+			if key := pair(o.SeatIDs); !pairs[key] || seen[key] {
+				t.Errorf("entry %d offered %v: not one hold's pair, or offered twice", i, o.SeatIDs)
+			} else {
+				seen[key] = true
+			}
 		}
 		f.settle(t)
 	})

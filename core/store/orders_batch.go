@@ -36,18 +36,18 @@ func (t *tx) InsertOrders(ctx context.Context, os []core.Order) error {
 			return err
 		}
 	}
-	args := make([]any, 0, 20*len(os))
+	args := make([]any, 0, 21*len(os))
 	for i, o := range os {
 		ids := seats[i]
 		args = append(args, o.OrderNo, o.ShowID, o.UserID, int(o.Status), o.AmountCents, len(ids), strings.Join(ids, ","),
 			ms(o.CreatedAt), ms(o.ExpireAt), ms(o.ClosedAt), o.CancelReason, o.CancelActor, o.PaidTxnID,
-			o.TimeoutHop, ms(o.TimeoutDueAt), o.Code, o.Customer.Name, o.Customer.Email, o.Customer.Phone, o.ClientIP)
+			o.TimeoutHop, ms(o.TimeoutDueAt), o.Code, o.Customer.Name, o.Customer.Email, o.Customer.Phone, o.ClientIP, o.Source)
 	}
 	err := insertRows(ctx, t.x, `INSERT INTO order_info
  (order_no, show_id, user_id, status, amount_cents, seat_count, seat_ids, created_at, expire_at,
   closed_at, cancel_reason, cancel_actor, paid_txn_id, timeout_hop, timeout_due_at,
-  code, customer_name, customer_email, customer_phone, client_ip)
- VALUES `, 20, args, "insert %d orders", len(os))
+  code, customer_name, customer_email, customer_phone, client_ip, source)
+ VALUES `, 21, args, "insert %d orders", len(os))
 	if isDuplicateCode(err) {
 		return fmt.Errorf("insert %d orders: %w", len(os), core.ErrCodeTaken)
 	}

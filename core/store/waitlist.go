@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -221,16 +222,35 @@ func (t *tx) WaitingEntries(ctx context.Context, showID int64, limit int) (time.
 	return time.Duration(ttl) * time.Millisecond, waitEntries(rs), nil
 }
 
-// OfferWaitEntry implements core.WaitlistTx.
-func (t *tx) OfferWaitEntry(ctx context.Context, id int64, orderNo string, at time.Time) error {
-	res, err := t.x.ExecContext(ctx, `UPDATE waitlist_entry SET state = ?, order_no = ?, offered_at = ? WHERE id = ? AND state = ?`,
-		string(core.WaitOffered), orderNo, ms(at), id, string(core.WaitWaiting))
-	if err != nil {
-		return dbErr(err, "offer to waiting-list entry %d", id)
+// OfferWaitEntries implements core.WaitlistTx: one UPDATE whose CASEs give
+// each entry its order and time.
+func (t *tx) OfferWaitEntries(ctx context.Context, offers map[int64]core.EntryOffer) error {
+	if len(offers) == 0 {
+		return nil
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		// The entry was read locked and waiting in this transaction.
-		return fmt.Errorf("store: offer to waiting-list entry %d: %d rows (%v)", id, n, err)
+	ids := slices.Sorted(maps.Keys(offers))
+	var nos, ats strings.Builder
+	args := make([]any, 0, 4*len(ids)+2)
+	for _, id := range ids {
+		nos.WriteString(" WHEN ? THEN ?")
+		args = append(args, id, offers[id].OrderNo)
+	}
+	for _, id := range ids {
+		ats.WriteString(" WHEN ? THEN ?")
+		args = append(args, id, ms(offers[id].At))
+	}
+	args = append(args, string(core.WaitOffered), string(core.WaitWaiting))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	res, err := t.x.ExecContext(ctx, `UPDATE waitlist_entry SET order_no = CASE id`+nos.String()+` END,
+ offered_at = CASE id`+ats.String()+` END, state = ? WHERE state = ? AND id IN `+placeholders(1, len(ids)), args...)
+	if err != nil {
+		return dbErr(err, "offer to %d waiting-list entries", len(ids))
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
+		// The entries were read locked and waiting in this transaction.
+		return fmt.Errorf("store: offer to %d waiting-list entries: %d rows (%v)", len(ids), n, err)
 	}
 	return nil
 }
