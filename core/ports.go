@@ -113,6 +113,7 @@ type Tx interface {
 	// change it records (StaffAction).
 	AddAudit(ctx context.Context, a AuditEntry) error
 	ShiftTx
+	WebhookTx // events for the storefront, sent once the transaction commits: core/webhook.go
 }
 
 // Transition carries what a winning conditional update writes besides status.
