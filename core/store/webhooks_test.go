@@ -263,10 +263,18 @@ func TestWebhookClaimsRace(t *testing.T) {
 							return
 						}
 						mu.Lock()
+						total := 0
 						for _, p := range got {
 							claims[p.EventID]++
 						}
+						for _, n := range claims {
+							total += n
+						}
 						mu.Unlock()
+						if total > events {
+							t.Errorf("%d claims of %d events", total, events)
+							return
+						}
 					}
 				})
 			}
