@@ -21,6 +21,7 @@ type Config struct {
 	// MaxHoldsPerClient caps the pending orders one end-user address may
 	// have on one show (abuse.go); 0 = no cap.
 	MaxHoldsPerClient int
+	Webhooks          bool // SEATFLOW_WEBHOOK_URL is set: the engine writes webhook events
 }
 
 // Deps are the engine's adapters. Clock, Logger, Metrics and Notifier may be nil.

@@ -115,6 +115,7 @@ type Tx interface {
 	AddAudit(ctx context.Context, a AuditEntry) error
 	ShiftTx
 	WaitlistTx // the waiting list's hand-off: handoff.go
+	WebhookTx  // events for the storefront, sent once the transaction commits: core/webhook.go
 }
 
 // Transition carries what a winning conditional update writes besides status.

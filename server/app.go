@@ -22,6 +22,7 @@ import (
 	"seatflow/core/reconcile"
 	"seatflow/core/seats"
 	"seatflow/core/store"
+	"seatflow/core/webhook"
 )
 
 // App is one running SeatFlow: its stores, the engine, the timeout consumer
@@ -50,6 +51,11 @@ type App struct {
 	registry *prometheus.Registry
 	http     *http.Server
 	conns    *connLimit // caps http's connections (connlimit.go)
+
+	// webhooks sends the storefront's webhook events (nil without
+	// SEATFLOW_WEBHOOK_URL); its counters exist either way, at 0.
+	webhooks       *webhook.Dispatcher
+	webhookMetrics *webhook.Metrics
 
 	stopReconcile context.CancelFunc
 	reconcileDone <-chan struct{}
@@ -94,6 +100,16 @@ func NewApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err e
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopReconcile, a.reconcileDone = stop, a.Reconciler.Start(rctx)
 	a.pruningDone = a.Reconciler.StartPruning(rctx, cfg.retentionPolicy())
+	if cfg.Webhook.URL != "" {
+		if a.webhooks, err = webhook.New(a.DB, webhook.Options{URL: cfg.Webhook.URL, Secret: cfg.Webhook.Secret.Reveal(),
+			Clock: a.clock, Logger: logger, Metrics: a.webhookMetrics}); err != nil {
+			return nil, fmt.Errorf("SEATFLOW_WEBHOOK_URL: %w", err)
+		}
+		// Every commit that wrote events wakes it, whichever engine path
+		// wrote them; events of other instances come with its poll.
+		a.DB.OnWebhooksCommitted(a.webhooks.Wake)
+		a.webhooks.Start(rctx)
+	}
 	if a.relay != nil {
 		if err = a.relay.Start(ctx, a.hub.Deliver, a.hub.Resync); err != nil {
 			return nil, fmt.Errorf("SEATFLOW_REDIS: %w", err)
@@ -212,7 +228,9 @@ func OpenApp(ctx context.Context, cfg Config, logger *slog.Logger) (_ *App, err 
 			// thousands of holds a second some are always a few
 			// milliseconds past their expiry, and the alert must not see them.
 			return a.DB.OverdueCount(ctx, time.Now().Add(-cfg.Engine.Delay.OverdueAfter()))
-		}))
+		}),
+		webhook.NewBacklogCollector(a.DB.WebhookBacklog))
+	a.webhookMetrics = webhook.NewMetrics(a.registry)
 	a.engine, err = core.NewEngine(cfg.Engine, core.Deps{
 		Store:    a.DB,
 		Seats:    a.seats,
@@ -393,11 +411,12 @@ func (a *App) serveOn(ctx context.Context, ln, profiles net.Listener) error {
 
 // Close stops everything in dependency order: HTTP (no new work; after
 // Serve's graceful shutdown there is none in flight either), the reconcile
-// scheduler and the health watcher, the live seat streams, the timeout
-// consumer (it waits for the messages being handled), the relay (after the
-// consumer: a handled timeout still publishes its seat change), the seat
-// store, then the database they all write to. It is safe on a partly built
-// App.
+// scheduler, the webhook dispatcher (events committed after it stopped wait
+// in the outbox for the next start or another instance) and the health
+// watcher, the live seat streams, the timeout consumer (it waits for the
+// messages being handled), the relay (after the consumer: a handled
+// timeout still publishes its seat change), the seat store, then the
+// database they all write to. It is safe on a partly built App.
 func (a *App) Close() error {
 	var errs []error
 	if a.http != nil {
@@ -410,6 +429,9 @@ func (a *App) Close() error {
 		if a.roomDone != nil {
 			<-a.roomDone
 		}
+	}
+	if a.webhooks != nil {
+		a.webhooks.Close() // waits for the requests in flight: before the database closes
 	}
 	if a.stopHealth != nil {
 		a.stopHealth()

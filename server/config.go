@@ -80,6 +80,7 @@ type Config struct {
 	Reconcile ReconcileConfig
 	Retention core.Retention // SEATFLOW_RETENTION_*: see config_retention.go
 	Queue     QueueConfig    // SEATFLOW_QUEUE_*: see config_queue.go
+	Webhook   WebhookConfig  // SEATFLOW_WEBHOOK_*: see config_webhook.go
 
 	// RefundApprovalCents (SEATFLOW_REFUND_APPROVAL_CENTS, default 0): a
 	// refund above it asked for by box office waits for ops' approval; 0
@@ -274,6 +275,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.AdmissionKey, c.AdmissionKeysPrevious, c.AdmissionKeyGenerated = p.admissionKeys()
 	c.Retention = p.retention()
 	c.Queue = p.queue()
+	c.Webhook = p.webhook()
+	c.Engine.Webhooks = c.Webhook.URL != ""
 	c.MaxClockSkew = p.positiveDuration("SEATFLOW_MAX_CLOCK_SKEW", 500*time.Millisecond)
 	c.TimeoutMaxAttempts = p.positiveInt("SEATFLOW_TIMEOUT_MAX_ATTEMPTS", core.DefaultTimeoutMaxAttempts)
 	if c.TimeoutMaxAttempts > maxTimeoutAttempts {

@@ -325,3 +325,80 @@ func TestConfigAdmissionKeys(t *testing.T) {
 		t.Error("generated admission keys are short or repeat across starts")
 	}
 }
+
+// TestConfigWebhook: the storefront's webhook is off unless its URL is
+// set; the URL must be absolute http or https with a host and needs a
+// secret, from the variable or its file. Every mistake is one line naming
+// the setting and the cause, and never shows the secret.
+func TestConfigWebhook(t *testing.T) {
+	const secret = "webhook-secret-0123456789"
+	file := filepath.Join(t.TempDir(), "webhook.secret")
+	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "short.secret")
+	if err := os.WriteFile(short, []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const url = "https://shop.example/hooks/seatflow"
+	for _, tc := range []struct {
+		name       string
+		env        map[string]string
+		wantURL    string
+		errSetting string // "" = no error
+		wantErr    string
+	}{
+		{"unset: off", nil, "", "", ""},
+		{"URL and secret", map[string]string{"SEATFLOW_WEBHOOK_URL": url, "SEATFLOW_WEBHOOK_SECRET": secret}, url, "", ""},
+		{"URL and the secret's file", map[string]string{"SEATFLOW_WEBHOOK_URL": " http://10.0.0.5:8081/in ",
+			"SEATFLOW_WEBHOOK_SECRET_FILE": file}, "http://10.0.0.5:8081/in", "", ""},
+		{"ftp", map[string]string{"SEATFLOW_WEBHOOK_URL": "ftp://x", "SEATFLOW_WEBHOOK_SECRET": secret}, "",
+			"SEATFLOW_WEBHOOK_URL", `"ftp://x": want an absolute http:// or https:// URL (scheme "ftp")`},
+		{"not a URL", map[string]string{"SEATFLOW_WEBHOOK_URL": "not a url", "SEATFLOW_WEBHOOK_SECRET": secret}, "",
+			"SEATFLOW_WEBHOOK_URL", `"not a url": want an absolute http:// or https:// URL`},
+		{"no host", map[string]string{"SEATFLOW_WEBHOOK_URL": "http://", "SEATFLOW_WEBHOOK_SECRET": secret}, "",
+			"SEATFLOW_WEBHOOK_URL", `"http://": the URL has no host`},
+		{"a relative path", map[string]string{"SEATFLOW_WEBHOOK_URL": "/hooks/seatflow", "SEATFLOW_WEBHOOK_SECRET": secret}, "",
+			"SEATFLOW_WEBHOOK_URL", `"/hooks/seatflow": want an absolute http:// or https:// URL`},
+		{"a bad escape", map[string]string{"SEATFLOW_WEBHOOK_URL": "https://shop.example/%zz", "SEATFLOW_WEBHOOK_SECRET": secret}, "",
+			"SEATFLOW_WEBHOOK_URL", "not a URL: invalid URL escape"},
+		{"no secret", map[string]string{"SEATFLOW_WEBHOOK_URL": url}, "",
+			"SEATFLOW_WEBHOOK_SECRET", "required with SEATFLOW_WEBHOOK_URL"},
+		{"a short secret", map[string]string{"SEATFLOW_WEBHOOK_URL": url, "SEATFLOW_WEBHOOK_SECRET": "short"}, "",
+			"SEATFLOW_WEBHOOK_SECRET", "at least 16"},
+		{"a short secret in its file", map[string]string{"SEATFLOW_WEBHOOK_URL": url, "SEATFLOW_WEBHOOK_SECRET_FILE": short}, "",
+			"SEATFLOW_WEBHOOK_SECRET_FILE", "at least 16"},
+		{"no such file", map[string]string{"SEATFLOW_WEBHOOK_URL": url, "SEATFLOW_WEBHOOK_SECRET_FILE": "/nonexistent/webhook.secret"}, "",
+			"SEATFLOW_WEBHOOK_SECRET_FILE", "no such file"},
+		{"both the secret and its file", map[string]string{"SEATFLOW_WEBHOOK_URL": url, "SEATFLOW_WEBHOOK_SECRET": secret,
+			"SEATFLOW_WEBHOOK_SECRET_FILE": file}, "", "SEATFLOW_WEBHOOK_SECRET_FILE", "not both"},
+		{"a secret but no URL", map[string]string{"SEATFLOW_WEBHOOK_SECRET": secret}, "",
+			"SEATFLOW_WEBHOOK_URL", "no URL to send to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(mapEnv(tc.env))
+			if tc.errSetting != "" {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				msg := err.Error()
+				if !strings.HasPrefix(msg, tc.errSetting+"=") || !strings.Contains(msg, tc.wantErr) || strings.Contains(msg, "\n") {
+					t.Errorf("error %q, want one line naming %s with %q", msg, tc.errSetting, tc.wantErr)
+				}
+				if strings.Contains(msg, secret) {
+					t.Errorf("error %q shows the secret", msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Webhook.URL != tc.wantURL || c.Engine.Webhooks != (tc.wantURL != "") {
+				t.Errorf("URL %q, engine writes events %v; want %q", c.Webhook.URL, c.Engine.Webhooks, tc.wantURL)
+			}
+			if tc.wantURL != "" && c.Webhook.Secret.Reveal() != secret {
+				t.Errorf("secret not read")
+			}
+		})
+	}
+}

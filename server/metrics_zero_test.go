@@ -149,6 +149,11 @@ func TestMetricsExistAtStart(t *testing.T) {
 		{"seatflow_queue_admissions_total", []map[string]string{{}}, false},
 		{"seatflow_queue_admission_rate", []map[string]string{{}}, false},
 		{"seatflow_queue_placement_p99_seconds", []map[string]string{{}}, false},
+		// Without SEATFLOW_WEBHOOK_URL too: the alert has its series.
+		{"seatflow_webhook_delivered_total", []map[string]string{{}}, false},
+		{"seatflow_webhook_failed_attempts_total", labelSets(map[string][]string{"reason": {"status", "timeout", "network"}}), false},
+		{"seatflow_webhook_backlog", []map[string]string{{}}, false},
+		{"seatflow_webhook_oldest_undelivered_seconds", []map[string]string{{}}, false},
 	} {
 		t.Run(c.family, func(t *testing.T) {
 			mf := mfs[c.family]

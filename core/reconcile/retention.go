@@ -15,13 +15,16 @@ type PruneReport struct {
 	WorstBatch    time.Duration // the longest one DELETE (and its locks) lasted
 	ShowsCleared  int           // ended shows whose Redis keys were deleted
 	Done          bool          // false when MaxBatches stopped it with events left
+	// WebhooksDeleted counts the webhook events delivered longer ago than
+	// the order events' retention (never an undelivered one).
+	WebhooksDeleted int
 }
 
 // Prune runs the retention job once under the reconcile lease, so it never
 // overlaps a reconcile run (nor another instance's pruning): ErrBusy when
-// the lease is held. It deletes closed orders' old events in batches and
-// the Redis keys (seats and waiting room) of shows over for longer than
-// the show grace.
+// the lease is held. It deletes closed orders' old events in batches, the
+// webhook events delivered as long ago, and the Redis keys (seats and
+// waiting room) of shows over for longer than the show grace.
 func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, error) {
 	if err := p.Validate(); err != nil {
 		return PruneReport{}, core.Invalidf("retention: %v", err)
@@ -59,6 +62,21 @@ func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, 
 			return rep, fmt.Errorf("retention: %w", err)
 		}
 	}
+	// A small table (what was sent in the retention window): whole
+	// batches, with the same rest after each.
+	for batches := 0; batches < p.MaxBatches; batches++ {
+		n, took, err := r.deps.DB.PruneWebhookOutbox(runCtx, now.Add(-p.OrderEvents), p.Batch)
+		if err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+		rep.WebhooksDeleted += n
+		if n < p.Batch {
+			break
+		}
+		if err := pause(runCtx, core.PruneIdle*took); err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+	}
 	ended, err := r.deps.DB.ShowsEndedBefore(runCtx, now.Add(-p.ShowGrace))
 	if err != nil {
 		return rep, fmt.Errorf("retention: %w", err)
@@ -75,7 +93,7 @@ func (r *Reconciler) Prune(ctx context.Context, p core.Retention) (PruneReport, 
 		rep.ShowsCleared++
 	}
 	r.log.Info("retention run finished", "events_deleted", rep.EventsDeleted, "batches", rep.Batches,
-		"worst_batch", rep.WorstBatch, "shows_cleared", rep.ShowsCleared, "done", rep.Done)
+		"worst_batch", rep.WorstBatch, "webhooks_deleted", rep.WebhooksDeleted, "shows_cleared", rep.ShowsCleared, "done", rep.Done)
 	return rep, nil
 }
 

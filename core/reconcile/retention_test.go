@@ -38,7 +38,13 @@ func TestPrune(t *testing.T) {
 		}
 		st.CleanupSeats(t, live.ID)
 		oldEvents := countRows(t, st, `SELECT COUNT(*) FROM order_event`)
+		// Webhook events: the old delivered one goes, the old undelivered
+		// one (still owed to the storefront) and the young one stay.
+		queueWebhook(t, st, f.clock.Now(), "evt_old_delivered", "evt_old_undelivered")
+		markWebhookDelivered(t, st, "evt_old_delivered", f.clock.Now())
 		f.clock.Advance(91 * 24 * time.Hour)
+		queueWebhook(t, st, f.clock.Now().Add(-2*time.Hour), "evt_young_delivered")
+		markWebhookDelivered(t, st, "evt_young_delivered", f.clock.Now().Add(-time.Hour))
 		// Placed after the jump, on the live show: its events and keys stay.
 		young, err := f.eng.Place(ctx, core.PlaceRequest{UserID: 4, ShowID: live.ID, SeatIDs: []string{"A-1"}})
 		if err != nil {
@@ -59,14 +65,18 @@ func TestPrune(t *testing.T) {
 			{"events of the old orders", `SELECT COUNT(*) FROM order_event WHERE order_no <> ?`, young.OrderNo, 0},
 			{"events of the young order", `SELECT COUNT(*) FROM order_event WHERE order_no = ?`, young.OrderNo, -1},
 			{"payments", `SELECT COUNT(*) FROM payment WHERE order_no = ?`, paid.OrderNo, 1},
+			{"old delivered webhook event", `SELECT COUNT(*) FROM webhook_outbox WHERE event_id = ?`, "evt_old_delivered", 0},
+			{"old undelivered webhook event", `SELECT COUNT(*) FROM webhook_outbox WHERE event_id = ?`, "evt_old_undelivered", 1},
+			{"young delivered webhook event", `SELECT COUNT(*) FROM webhook_outbox WHERE event_id = ?`, "evt_young_delivered", 1},
 		} {
 			got := countRows(t, st, c.query, c.arg)
 			if (c.want < 0 && got == 0) || (c.want >= 0 && got != c.want) {
 				t.Errorf("%s: %d rows, want %d (-1: some)", c.what, got, c.want)
 			}
 		}
-		if rep.EventsDeleted != oldEvents || !rep.Done {
-			t.Errorf("reported %d events deleted (done %v), want %d", rep.EventsDeleted, rep.Done, oldEvents)
+		if rep.EventsDeleted != oldEvents || !rep.Done || rep.WebhooksDeleted != 1 {
+			t.Errorf("reported %d events, %d webhook events deleted (done %v), want %d and 1",
+				rep.EventsDeleted, rep.WebhooksDeleted, rep.Done, oldEvents)
 		}
 		if n := seatStateParts(t, st, f.show.ID); n != 0 {
 			t.Errorf("ended show: %d of its seats and counters left", n)
@@ -80,6 +90,31 @@ func TestPrune(t *testing.T) {
 			t.Errorf("invariants after pruning: %v", err)
 		}
 	})
+}
+
+// queueWebhook commits webhook events with the ids given, as the engine does.
+func queueWebhook(t *testing.T, st *stacktest.Stack, at time.Time, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	evs := make([]core.WebhookEvent, len(ids))
+	for i, id := range ids {
+		evs[i] = core.WebhookEvent{ID: id, Kind: "waitlist.offered", At: at}
+	}
+	if err := st.DB.InTx(ctx, func(tx core.Tx) error { return tx.AddWebhookEvents(ctx, evs) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// markWebhookDelivered marks the event delivered at at, as a dispatcher does.
+func markWebhookDelivered(t *testing.T, st *stacktest.Stack, eventID string, at time.Time) {
+	t.Helper()
+	var id int64
+	if err := st.DB.X().GetContext(context.Background(), &id, `SELECT id FROM webhook_outbox WHERE event_id = ?`, eventID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DB.MarkWebhookDelivered(context.Background(), id, at); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func countRows(t *testing.T, st *stacktest.Stack, query string, args ...any) int {

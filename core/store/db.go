@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,6 +57,8 @@ type DB struct {
 	dialect Dialect
 	// totpKeys seal second-factor secrets (totp.go); nil: none are stored.
 	totpKeys *access.TOTPKeys
+	// webhooksWake runs after a commit that queued webhook events (webhooks.go).
+	webhooksWake atomic.Pointer[func()]
 }
 
 // Open connects to dsn with default Options. dsn is one of
@@ -311,7 +314,14 @@ func connectionLost(err error) bool {
 func (db *DB) InTx(ctx context.Context, fn func(core.Tx) error) error {
 	const attempts = 4
 	for i := 1; ; i++ {
-		err := db.withTx(ctx, func(sx *sqlx.Tx) error { return fn(&tx{x: sx, d: db.dialect}) })
+		var t *tx
+		err := db.withTx(ctx, func(sx *sqlx.Tx) error {
+			t = &tx{x: sx, d: db.dialect}
+			return fn(t)
+		})
+		if err == nil && t.webhooks {
+			db.webhooksCommitted()
+		}
 		if err == nil || i == attempts || !isRetryable(err) {
 			return err
 		}
@@ -358,8 +368,9 @@ func (db *DB) withTx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 
 // tx is core.Tx on one *sqlx.Tx.
 type tx struct {
-	x *sqlx.Tx
-	d Dialect
+	x        *sqlx.Tx
+	d        Dialect
+	webhooks bool // it queued webhook events: InTx wakes their dispatcher after the commit
 }
 
 var _ core.Tx = (*tx)(nil)

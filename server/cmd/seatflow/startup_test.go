@@ -55,6 +55,9 @@ func TestStartupErrors(t *testing.T) {
 			say: []string{"SEATFLOW_MQ=", "rocketmq://"}},
 		{name: "wrong Redis URL scheme", env: map[string]string{"SEATFLOW_REDIS": "memcached://127.0.0.1:11211"},
 			say: []string{"SEATFLOW_REDIS=", "redis://"}},
+		{name: "webhook URL not absolute", env: map[string]string{"SEATFLOW_WEBHOOK_URL": "/hooks/seatflow",
+			"SEATFLOW_WEBHOOK_SECRET": "cmd-test-webhook-0123456789"},
+			say: []string{`SEATFLOW_WEBHOOK_URL="/hooks/seatflow"`, "absolute http"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
