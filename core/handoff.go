@@ -305,7 +305,57 @@ func (e *Engine) writeOffers(ctx context.Context, tx Tx, fs []freeing, offers []
 	if err != nil {
 		return nil, err
 	}
-	return wake, tx.AddEvents(ctx, events)
+	if err := tx.AddEvents(ctx, events); err != nil {
+		return nil, err
+	}
+	if !e.cfg.Webhooks {
+		return wake, nil
+	}
+	hooks := make([]WebhookEvent, len(offers))
+	for k, of := range offers {
+		o := of.order
+		hooks[k] = WebhookEvent{ID: NewWebhookEventID(), Kind: WebhookOffered, At: o.CreatedAt, Data: map[string]any{
+			"entry": of.entry.Token, "show_id": o.ShowID, "user_id": o.UserID, "order_no": o.OrderNo, "code": o.Code,
+			"seat_ids": o.SeatIDs, "amount_cents": o.AmountCents, "expires_at": o.ExpireAt.Format(time.RFC3339Nano)}}
+	}
+	return wake, tx.AddWebhookEvents(ctx, hooks)
+}
+
+// Webhook event kinds of the waiting list (core/webhook.go).
+const (
+	WebhookOffered = "waitlist.offered" // an entry's offer: its order to pay
+	WebhookExpired = "waitlist.expired" // an offer that ended unpaid
+)
+
+// offersEnded writes, with the cancels of ended that won, a
+// waitlist.expired webhook event for each that was an offer.
+func (e *Engine) offersEnded(ctx context.Context, tx Tx, ended []Order) error {
+	if !e.cfg.Webhooks {
+		return nil
+	}
+	var nos []string
+	for _, o := range ended {
+		if o.Source == OrderSourceWaitlist {
+			nos = append(nos, o.OrderNo)
+		}
+	}
+	if len(nos) == 0 {
+		return nil
+	}
+	entries, err := tx.EntriesOfOffers(ctx, nos)
+	if err != nil {
+		return err
+	}
+	var hooks []WebhookEvent
+	for _, o := range ended {
+		if o.Source != OrderSourceWaitlist {
+			continue
+		}
+		hooks = append(hooks, WebhookEvent{ID: NewWebhookEventID(), Kind: WebhookExpired, At: o.ClosedAt, Data: map[string]any{
+			"entry": entries[o.OrderNo], "show_id": o.ShowID, "user_id": o.UserID, "order_no": o.OrderNo,
+			"reason": o.CancelReason}})
+	}
+	return tx.AddWebhookEvents(ctx, hooks)
 }
 
 // insertOffers inserts the offers' orders in one statement, their codes

@@ -122,6 +122,8 @@ type WaitlistTx interface {
 	// BlockedSeats returns which of seatIDs are blocked: a blocked seat
 	// an order lets go is blocked again, not handed on.
 	BlockedSeats(ctx context.Context, showID int64, seatIDs []string) (map[string]bool, error)
+	// EntriesOfOffers names the entry of each offer's order (by order number).
+	EntriesOfOffers(ctx context.Context, orderNos []string) (map[string]string, error)
 	// UnblockSeats deletes the seats' blocks and returns those of them no
 	// order holds (a blocked seat may have been sold at the box office).
 	UnblockSeats(ctx context.Context, showID int64, seatIDs []string) ([]string, error)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +13,14 @@ import (
 	"go.uber.org/goleak"
 
 	"seatflow/core"
+	"seatflow/core/store"
 	"seatflow/core/testenv"
 	"seatflow/core/webhook"
 )
 
 // TestWebhookDelivery: with SEATFLOW_WEBHOOK_URL set, the app tells the
-// engine to write events and sends each committed one to the storefront,
+// engine to write events (a waiting-list offer made, and ended unpaid)
+// and sends each committed one to the storefront,
 // signed as the payment callback is signed: the receiver here checks it
 // with the callback's own verifySignature. The outbox's gauges and the
 // delivery counter show on /metrics. Close leaves no goroutine behind.
@@ -46,25 +49,61 @@ func TestWebhookDelivery(t *testing.T) {
 	if !app.engine.Config().Webhooks {
 		t.Error("the engine was not told to write webhook events")
 	}
+	// The events come from the waiting list's hand-off: a hold cancelled
+	// offers its seat to the entry (waitlist.offered), whose customer then
+	// cancels the offer (waitlist.expired).
 	ctx := t.Context()
-	ev := core.WebhookEvent{ID: core.NewWebhookEventID(), Kind: "waitlist.offered", At: time.Now(), Data: map[string]any{"order_no": "W-1"}}
-	if err := app.DB.InTx(ctx, func(tx core.Tx) error { return tx.AddWebhookEvents(ctx, []core.WebhookEvent{ev}) }); err != nil {
+	show, err := app.DB.CreateShow(ctx, core.Show{Name: "Hooked", Venue: "Hall", StartsAt: time.Now().Add(24 * time.Hour)},
+		store.DemoSeats(1, 2, 1000))
+	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.WaitFor(t, 10*time.Second, "the event at the storefront", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return got[ev.ID] != nil
-	})
-	mu.Lock()
-	if got[ev.ID]["kind"] != "waitlist.offered" || got[ev.ID]["data"].(map[string]any)["order_no"] != "W-1" {
-		t.Errorf("storefront got %v", got[ev.ID])
+	if _, err := app.engine.SetWaitlist(ctx, core.WaitlistSettings{ShowID: show.ID, Enabled: true, JoinWhen: core.JoinWhenAlways}); err != nil {
+		t.Fatal(err)
 	}
-	mu.Unlock()
-	testenv.WaitFor(t, 10*time.Second, "the delivery recorded", func() bool {
+	entry, _, err := app.engine.JoinWaitlist(ctx, core.WaitJoin{ShowID: show.ID, UserID: 42, Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, err := app.engine.Place(ctx, core.PlaceRequest{UserID: 7, ShowID: show.ID, SeatIDs: []string{"A-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.engine.Cancel(ctx, hold.OrderNo, 7); err != nil {
+		t.Fatal(err)
+	}
+	received := func(kind string) map[string]any {
+		t.Helper()
+		var data map[string]any
+		testenv.WaitFor(t, 10*time.Second, kind+" at the storefront", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, ev := range got {
+				if ev["kind"] == kind {
+					data, _ = ev["data"].(map[string]any)
+					return true
+				}
+			}
+			return false
+		})
+		return data
+	}
+	offered := received(core.WebhookOffered)
+	if offered["entry"] != entry.Entry.Token || fmt.Sprint(offered["seat_ids"]) != "[A-1]" || offered["user_id"] != float64(42) {
+		t.Errorf("waitlist.offered: %v", offered)
+	}
+	offer, _ := offered["order_no"].(string)
+	if _, err := app.engine.Cancel(ctx, offer, 42); err != nil {
+		t.Fatal(err)
+	}
+	if expired := received(core.WebhookExpired); expired["entry"] != entry.Entry.Token || expired["order_no"] != offer ||
+		expired["reason"] != core.ReasonCustomer {
+		t.Errorf("waitlist.expired: %v", expired)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the deliveries recorded", func() bool {
 		mfs := scrape(t, base)
 		return mfs["seatflow_webhook_backlog"].GetMetric()[0].GetGauge().GetValue() == 0 &&
-			mfs["seatflow_webhook_delivered_total"].GetMetric()[0].GetCounter().GetValue() == 1
+			mfs["seatflow_webhook_delivered_total"].GetMetric()[0].GetCounter().GetValue() == 2
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)

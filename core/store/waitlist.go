@@ -255,6 +255,26 @@ func (t *tx) OfferWaitEntries(ctx context.Context, offers map[int64]core.EntryOf
 	return nil
 }
 
+// EntriesOfOffers implements core.WaitlistTx (idx_order_no).
+func (t *tx) EntriesOfOffers(ctx context.Context, orderNos []string) (map[string]string, error) {
+	q, args, err := sqlx.In(`SELECT order_no, token FROM waitlist_entry WHERE order_no IN (?)`, orderNos)
+	if err != nil {
+		return nil, fmt.Errorf("store: entries of offers: %w", err)
+	}
+	var rs []struct {
+		OrderNo string `db:"order_no"`
+		Token   string `db:"token"`
+	}
+	if err := t.x.SelectContext(ctx, &rs, t.x.Rebind(q), args...); err != nil {
+		return nil, dbErr(err, "entries of %d offers", len(orderNos))
+	}
+	out := make(map[string]string, len(rs))
+	for _, r := range rs {
+		out[r.OrderNo] = r.Token
+	}
+	return out, nil
+}
+
 // BlockedSeats implements core.WaitlistTx.
 func (t *tx) BlockedSeats(ctx context.Context, showID int64, seatIDs []string) (map[string]bool, error) {
 	out := make(map[string]bool)
