@@ -32,6 +32,12 @@ func TestParseArgs(t *testing.T) {
 			}
 		}},
 		{name: "rush server nofile too low", args: []string{"rush", "--server-nofile", "100"}, wantErr: "--server-nofile 100"},
+		{name: "waitlist defaults", args: []string{"waitlist"}, check: func(t *testing.T, o Options) {
+			if o.Holds != 5000 || o.Entries != 5000 || o.ExpiryRate != 1000 || o.Hammer != 16 || waitlistHoldTTL(o) != 10*time.Second {
+				t.Errorf("waitlist defaults: %+v, hold TTL %v", o, waitlistHoldTTL(o))
+			}
+		}},
+		{name: "waitlist no entries", args: []string{"waitlist", "--entries", "0"}, wantErr: "--entries 0"},
 		{name: "defaults", args: []string{"place"}, check: func(t *testing.T, o Options) {
 			if o.Scenario != "place" || o.Stack != StackEmbedded || o.Clients != 64 || o.Rows*o.Cols != 5000 ||
 				o.Rounds != 2 || o.Orders != 10000 || o.DupEvery != 9 || o.HoldTTL != 40*time.Second {
