@@ -21,9 +21,11 @@ import (
 // offer in the ending's transaction. Measured from the timeline the server
 // recorded: each offer's created_at − the expire_at of the hold it came
 // from (its placed event's from_order), p50 and p99; offers a second over
-// the window beside the baseline's cancels a second. Meanwhile o.Hammer
-// clients place public orders on the show's seats as fast as they go: no
-// placement may win a seat while it is being handed on.
+// the window beside the baseline's cancels a second. Over both expiry
+// windows o.Hammer clients place public orders on the show's seats as fast
+// as they go: on the list's show none may win a seat being handed on; on
+// the baseline's they buy the seats that go back on sale, as a sold-out
+// show's buyers would, and the baseline carries the same load as the list.
 
 // Targets of the issue (real stack).
 const (
@@ -72,7 +74,8 @@ type waitlistPhase struct {
 	Offered   int     `json:"entries_offered"` // entries in state offered afterwards
 	OnSale    int     `json:"seats_on_sale"`   // seats the seat map shows available afterwards
 	// Hammer is the public placements during the expiry window: outcome
-	// 201 is a win (a seat taken while handed on), 409 a refusal.
+	// 201 is a win (on the list's show: a seat taken while handed on), 409
+	// a refusal.
 	Hammer     loadResult    `json:"hammer,omitzero"`
 	Wins       []string      `json:"public_wins,omitempty"` // order numbers, the first few
 	PublicInDB int           `json:"public_orders_in_db"`   // the hammer's orders the database holds
@@ -117,7 +120,7 @@ func waitlistPhases(ctx context.Context, o Options, s *stack, p *progress) (wait
 
 // waitlistOnce is one phase: a show of exactly o.Holds seats, (for the
 // list) its list and entries, the holds paced at o.ExpiryRate, then the
-// wait for their endings, the hammer running over it on the list's show.
+// wait for their endings, the hammer running over it.
 func waitlistOnce(ctx context.Context, o Options, s *stack, name string, p *progress) (waitlistPhase, error) {
 	ph := waitlistPhase{Name: name}
 	cols := showCols(o.Holds)
@@ -155,7 +158,7 @@ func waitlistOnce(ctx context.Context, o Options, s *stack, name string, p *prog
 	hammered := make(chan struct{})
 	go func() {
 		defer close(hammered)
-		if list && o.Hammer > 0 {
+		if o.Hammer > 0 {
 			ph.Hammer, ph.Wins = hammer(ctx, o, s, show.ID, plan, &stop)
 		}
 	}()
@@ -452,7 +455,10 @@ func waitlistRows(stack string, res waitlistResult) []Row {
 		row("list: public placements that won a freed seat (201)", wins, "").vs("public placements", float64(l.Hammer.Ops)).
 			target("= 0", wins == 0 && l.PublicInDB == 0),
 		row("list: public placements refused (409)", float64(l.Hammer.Outcomes["409"]), "").vs("public placements", float64(l.Hammer.Ops)),
-		row("list: public placements/s", l.Hammer.Rate, "/s").beside("hammer clients", float64(res.HammerClients)),
+		row(fmt.Sprintf("list: public placements/s (%d clients)", res.HammerClients), l.Hammer.Rate, "/s").
+			vs("baseline", b.Hammer.Rate),
+		row("baseline: public placements that took a freed seat (201)", float64(b.Hammer.Outcomes["201"]), "").
+			vs("public placements", float64(b.Hammer.Ops)),
 		twiceRowOf(row, b.Check, "baseline: "),
 		twiceRowOf(row, l.Check, "list: "),
 	}
