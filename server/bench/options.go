@@ -88,7 +88,7 @@ type Options struct {
 	// then with Entries entries on its list, while Hammer clients place
 	// public orders on its seats.
 	Holds, Entries, Hammer int
-	ExpiryRate             float64
+	ExpiryRate, HammerRate float64
 }
 
 const usage = `usage: seatflow bench SCENARIO [flags]
@@ -120,7 +120,8 @@ scenarios:
   waitlist --holds one-seat holds coming due at --expiry-rate a second on a sold-out show,
           first with no list (the baseline's cancels/s), then with --entries on its list:
           hold end → offer p50/p99, offers/s beside the baseline's cancels/s, and public
-          placements (--hammer clients) that won a seat being handed on (not part of all)
+          placements (--hammer clients at --hammer-rate) that won a seat being handed on
+          (not part of all)
 
 flags:
 `
@@ -174,7 +175,8 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.IntVar(&o.Holds, "holds", 5000, "waitlist: one-seat holds of each show (as many seats: sold out)")
 	fs.IntVar(&o.Entries, "entries", 5000, "waitlist: entries (count 1) on the list before its holds come due")
 	fs.Float64Var(&o.ExpiryRate, "expiry-rate", 1000, "waitlist: holds placed, hence coming due, a second")
-	fs.IntVar(&o.Hammer, "hammer", 16, "waitlist: clients placing public orders on the list's seats while they are handed on (0: none)")
+	fs.IntVar(&o.Hammer, "hammer", 16, "waitlist: clients placing public orders on the shows' seats while they come free (0: none)")
+	fs.Float64Var(&o.HammerRate, "hammer-rate", 1000, "waitlist: public placements a second of the --hammer clients (0: as fast as they go)")
 	fs.IntVar(&o.Joins, "joins", 100000, "rush with --queue: joins of the joins phase")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 
@@ -243,9 +245,10 @@ func (o Options) validate() error {
 				o.Scans, o.DupPairs, o.ScanRate)
 		}
 	case ScenarioWaitlist:
-		if o.Holds <= 0 || o.Entries <= 0 || o.Hammer < 0 || o.ExpiryRate <= 0 {
-			return fmt.Errorf("bench: --holds %d, --entries %d, --hammer %d, --expiry-rate %v: want holds, entries and rate > 0, hammer ≥ 0",
-				o.Holds, o.Entries, o.Hammer, o.ExpiryRate)
+		if o.Holds <= 0 || o.Entries <= 0 || o.Hammer < 0 || o.ExpiryRate <= 0 || o.HammerRate < 0 {
+			return fmt.Errorf("bench: --holds %d, --entries %d, --expiry-rate %v, --hammer %d, --hammer-rate %v: "+
+				"want holds, entries and expiry rate > 0, hammer and its rate ≥ 0",
+				o.Holds, o.Entries, o.ExpiryRate, o.Hammer, o.HammerRate)
 		}
 	case ScenarioRush:
 		if err := o.validateRush(); err != nil {

@@ -33,7 +33,7 @@ func TestParseArgs(t *testing.T) {
 		}},
 		{name: "rush server nofile too low", args: []string{"rush", "--server-nofile", "100"}, wantErr: "--server-nofile 100"},
 		{name: "waitlist defaults", args: []string{"waitlist"}, check: func(t *testing.T, o Options) {
-			if o.Holds != 5000 || o.Entries != 5000 || o.ExpiryRate != 1000 || o.Hammer != 16 || waitlistHoldTTL(o) != 10*time.Second {
+			if o.Holds != 5000 || o.Entries != 5000 || o.ExpiryRate != 1000 || o.Hammer != 16 || o.HammerRate != 1000 || waitlistHoldTTL(o) != 10*time.Second {
 				t.Errorf("waitlist defaults: %+v, hold TTL %v", o, waitlistHoldTTL(o))
 			}
 		}},

@@ -89,8 +89,9 @@ type waitlistResult struct {
 	Mode    core.DelayMode `json:"delay_mode"`
 	HoldTTL time.Duration  `json:"hold_ttl_ns"`
 	Asked   float64        `json:"expiries_per_s_asked"` // --expiry-rate
-	// HammerClients place public orders during the list's expiry window.
+	// HammerClients place public orders during both expiry windows.
 	HammerClients int           `json:"hammer_clients"`
+	HammerRate    float64       `json:"hammer_per_s_asked"` // 0: as fast as they go
 	Baseline      waitlistPhase `json:"baseline"`
 	List          waitlistPhase `json:"list"`
 }
@@ -109,7 +110,7 @@ func runWaitlist(ctx context.Context, o Options, getenv func(string) string, p *
 // waitlistPhases runs the baseline, then the list, on a started stack.
 func waitlistPhases(ctx context.Context, o Options, s *stack, p *progress) (waitlistResult, error) {
 	res := waitlistResult{Mode: serverPolicy(o.Stack, "").Mode, HoldTTL: waitlistHoldTTL(o), Asked: o.ExpiryRate,
-		HammerClients: o.Hammer}
+		HammerClients: o.Hammer, HammerRate: o.HammerRate}
 	var err error
 	if res.Baseline, err = waitlistOnce(ctx, o, s, "baseline", p); err != nil {
 		return res, err
@@ -206,7 +207,7 @@ func (ph waitlistPhase) failure(list bool) error {
 	if n := ph.Reasons["pending"]; n > 0 {
 		errs = append(errs, fmt.Errorf("%d of %d holds never ended", n, ph.Holds))
 	}
-	if !ph.Check.ok() {
+	if ph.Check.DoubleOrderRow+ph.Check.DoubleSold > 0 || list && !ph.Check.ok() {
 		errs = append(errs, fmt.Errorf("seat check: %+v", ph.Check))
 	}
 	if list {
@@ -256,13 +257,24 @@ func waitlistPath(show int64) string { return fmt.Sprintf("/api/v1/shows/%d/wait
 // maxWins bounds the winning order numbers quoted in the report.
 const maxWins = 10
 
+// hammerInterval paces the hammer at o.HammerRate (0: as fast as its
+// clients go). Flat out on 2 shared cores the hammer's 409s take the CPU
+// the endings need, and the figures would be the hammer's.
+func hammerInterval(o Options) time.Duration {
+	if o.HammerRate == 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / o.HammerRate)
+}
+
 // hammer places public orders on random seats of show, o.Hammer clients
-// as fast as they go, until stop: each 201 is a seat taken from the list.
+// at o.HammerRate, until stop: on the list's show each 201 is a seat taken
+// from the list.
 func hammer(ctx context.Context, o Options, s *stack, show int64, plan []core.Seat, stop *atomic.Bool) (loadResult, []string) {
 	var user atomic.Int64
 	wins := make(chan string, maxWins)
 	r := runLoad(ctx, loadSpec{Label: fmt.Sprintf("waitlist list: %d public clients hammer the seats", o.Hammer),
-		Clients: o.Hammer, Duration: o.MaxTime}, newProgress(io.Discard, true), // the endings' progress is shown
+		Clients: o.Hammer, Duration: o.MaxTime, Interval: hammerInterval(o)}, newProgress(io.Discard, true), // the endings' progress is shown
 		func(ctx context.Context, _ int64) (string, error) {
 			if stop.Load() {
 				return "", errDone
@@ -455,12 +467,12 @@ func waitlistRows(stack string, res waitlistResult) []Row {
 		row("list: public placements that won a freed seat (201)", wins, "").vs("public placements", float64(l.Hammer.Ops)).
 			target("= 0", wins == 0 && l.PublicInDB == 0),
 		row("list: public placements refused (409)", float64(l.Hammer.Outcomes["409"]), "").vs("public placements", float64(l.Hammer.Ops)),
-		row(fmt.Sprintf("list: public placements/s (%d clients)", res.HammerClients), l.Hammer.Rate, "/s").
+		row(fmt.Sprintf("list: public placements/s (%d clients, %.0f/s asked)", res.HammerClients, res.HammerRate), l.Hammer.Rate, "/s").
 			vs("baseline", b.Hammer.Rate),
 		row("baseline: public placements that took a freed seat (201)", float64(b.Hammer.Outcomes["201"]), "").
 			vs("public placements", float64(b.Hammer.Ops)),
-		twiceRowOf(row, b.Check, "baseline: "),
-		twiceRowOf(row, l.Check, "list: "),
+		twiceRowOf(row, b.Check, "baseline: ", false),
+		twiceRowOf(row, l.Check, "list: ", true),
 	}
 	// In process (the CI test) there is no ledger: no rows rather than zeros.
 	if b.CPU.Elapsed > 0 {
@@ -472,9 +484,15 @@ func waitlistRows(stack string, res waitlistResult) []Row {
 	return rows
 }
 
-// twiceRowOf is the seat check's row: a seat in two orders, or a seat
-// store that disagrees with the database.
-func twiceRowOf(row func(string, float64, string) Row, c seatCheck, name string) Row {
-	n := c.DoubleOrderRow + c.DoubleSold + c.Mismatch
-	return row(name+"seats held twice or seat store ≠ DB", float64(n), "").target("= 0", n == 0)
+// twiceRowOf is the seat check's row: a seat in two orders, and with
+// store a seat store that disagrees with the database. The baseline's
+// show is checked in the database only: the hammer's holds there come due
+// from one TTL into its window, and the seat map shows a hold past its
+// expiry free before its timeout ends it in the database.
+func twiceRowOf(row func(string, float64, string) Row, c seatCheck, name string, store bool) Row {
+	n, metric := c.DoubleOrderRow+c.DoubleSold, "seats held twice"
+	if store {
+		n, metric = n+c.Mismatch, metric+" or seat store ≠ DB"
+	}
+	return row(name+metric, float64(n), "").target("= 0", n == 0)
 }

@@ -16,7 +16,7 @@ import (
 // database's.
 func TestWaitlistShort(t *testing.T) {
 	o := Options{Scenario: ScenarioWaitlist, Stack: StackEmbedded, Clients: 8, Holds: 300, Entries: 300,
-		ExpiryRate: 300, Hammer: 4, MaxTime: 50 * time.Second}
+		ExpiryRate: 300, Hammer: 4, MaxTime: 50 * time.Second} // HammerRate 0: as many tries as 4 clients make
 	// The scenario's server settings (stack.go): no per-address limits,
 	// overload protection lifted, the short hold TTL.
 	s := inProcessStack(t, o, "SEATFLOW_RATE_PER_CLIENT=0", "SEATFLOW_MAX_HOLDS_PER_CLIENT=0",
