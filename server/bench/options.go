@@ -157,7 +157,7 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	rtt := fs.String("rtt", "", "real stack, limits/place/pay: route the server's and the raw limits' connections to MariaDB, Redis and RocketMQ\n"+
 		"through loopback proxies adding this round-trip time (0s: the proxies alone, to see their own cost; unset: direct)")
 	fs.StringVar(&o.CPUProfile, "cpu-profile", "", "place/pay/all: write a CPU profile of the server under test, taken from the end of the raw limits\n"+
-		"(rush: from the start of the rush after the baseline)\n"+
+		"(rush: from the start of the rush after the baseline; waitlist: from the list's expiry window)\n"+
 		"for --profile-time, to this file (read it with: go tool pprof -top bin/seatflow FILE)")
 	fs.DurationVar(&o.ProfileTime, "profile-time", 10*time.Second, "with --cpu-profile: how long the profile runs (whole seconds; the server stays up until it is done)")
 	fs.IntVar(&o.Buyers, "buyers", 10000, "rush: buyers starting at once")
@@ -281,8 +281,8 @@ func (o Options) validate() error {
 	if o.Spread <= 0 || o.LimitTime <= 0 || o.MaxTime <= 0 {
 		return fmt.Errorf("bench: --spread, --limit-time and --max-time must be positive")
 	}
-	if o.CPUProfile != "" && !wants(o, ScenarioPlace, ScenarioPay) && o.Scenario != ScenarioRush {
-		return fmt.Errorf("bench: --cpu-profile applies to place, pay, all and rush, not %s", o.Scenario)
+	if o.CPUProfile != "" && !wants(o, ScenarioPlace, ScenarioPay) && o.Scenario != ScenarioRush && o.Scenario != ScenarioWaitlist {
+		return fmt.Errorf("bench: --cpu-profile applies to place, pay, all, rush and waitlist, not %s", o.Scenario)
 	}
 	if o.ProfileTime < time.Second || o.ProfileTime > o.MaxTime {
 		return fmt.Errorf("bench: --profile-time %v: want 1s to --max-time (%v)", o.ProfileTime, o.MaxTime)

@@ -100,7 +100,7 @@ func TestParseArgs(t *testing.T) {
 		{name: "rtt on embedded", args: []string{"place", "--rtt", "1ms"}, wantErr: "--rtt needs --stack real"},
 		{name: "rtt with expire", args: []string{"expire", "--stack", "real", "--rtt", "1ms"}, wantErr: "not expire"},
 		{name: "help", args: []string{"-h"}, help: true},
-		{name: "cpu profile with expire", args: []string{"expire", "--cpu-profile", "cpu.out"}, wantErr: "--cpu-profile applies to place, pay, all and rush"},
+		{name: "cpu profile with expire", args: []string{"expire", "--cpu-profile", "cpu.out"}, wantErr: "--cpu-profile applies to place, pay, all, rush and waitlist"},
 		{name: "profile time under a second", args: []string{"place", "--cpu-profile", "cpu.out", "--profile-time", "500ms"}, wantErr: "--profile-time 500ms"},
 		{name: "cpu profile of place", args: []string{"place", "--cpu-profile", "cpu.out", "--profile-time", "5s"}, check: func(t *testing.T, o Options) {
 			if o.CPUProfile != "cpu.out" || o.ProfileTime != 5*time.Second {

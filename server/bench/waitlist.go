@@ -155,6 +155,11 @@ func waitlistOnce(ctx context.Context, o Options, s *stack, name string, p *prog
 	if s.child != nil { // in process (the CI test) there is no child to follow
 		ledger = s.startCPULedger()
 	}
+	var prof *serverProfile
+	if list && o.CPUProfile != "" {
+		prof = startProfile(ctx, s.pprofAddr, o.ProfileTime)
+		p.logf("CPU profile of the server for %v, into %s", o.ProfileTime, o.CPUProfile)
+	}
 	var stop atomic.Bool
 	hammered := make(chan struct{})
 	go func() {
@@ -173,6 +178,9 @@ func waitlistOnce(ctx context.Context, o Options, s *stack, name string, p *prog
 	time.Sleep(hammerGrace)
 	stop.Store(true)
 	<-hammered
+	if prof != nil {
+		werr = errors.Join(werr, prof.save(o.CPUProfile))
+	}
 	if err := collectWaitlist(ctx, s, &ph); err != nil {
 		return ph, errors.Join(werr, err)
 	}
