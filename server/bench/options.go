@@ -19,13 +19,14 @@ import (
 
 // Scenarios accepted on the command line.
 const (
-	ScenarioPlace   = "place"
-	ScenarioExpire  = "expire"
-	ScenarioPay     = "pay"
-	ScenarioLimits  = "limits"
-	ScenarioRush    = "rush"
-	ScenarioCheckin = "checkin"
-	ScenarioAll     = "all"
+	ScenarioPlace    = "place"
+	ScenarioExpire   = "expire"
+	ScenarioPay      = "pay"
+	ScenarioLimits   = "limits"
+	ScenarioRush     = "rush"
+	ScenarioCheckin  = "checkin"
+	ScenarioWaitlist = "waitlist"
+	ScenarioAll      = "all"
 )
 
 // Stacks under test.
@@ -82,6 +83,12 @@ type Options struct {
 	// (--cpu-profile, profile.go), taken for ProfileTime; empty: none.
 	CPUProfile  string
 	ProfileTime time.Duration
+	// Waitlist (waitlist.go): Holds one-seat holds coming due at
+	// ExpiryRate a second on a show of as many seats, first with no list,
+	// then with Entries entries on its list, while Hammer clients place
+	// public orders on its seats.
+	Holds, Entries, Hammer int
+	ExpiryRate, HammerRate float64
 }
 
 const usage = `usage: seatflow bench SCENARIO [flags]
@@ -110,6 +117,11 @@ scenarios:
           on the real stack (1 embedded), --duplicates of them twice at the same instant
           at two gates, paced at --scan-rate a second (0: as fast as --clients go); scan
           answer p99 beside the raw DB commit p99 (not part of all)
+  waitlist --holds one-seat holds coming due at --expiry-rate a second on a sold-out show,
+          first with no list (the baseline's cancels/s), then with --entries on its list:
+          hold end → offer p50/p99, offers/s beside the baseline's cancels/s, and public
+          placements (--hammer clients at --hammer-rate) that won a seat being handed on
+          (not part of all)
 
 flags:
 `
@@ -145,7 +157,7 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	rtt := fs.String("rtt", "", "real stack, limits/place/pay: route the server's and the raw limits' connections to MariaDB, Redis and RocketMQ\n"+
 		"through loopback proxies adding this round-trip time (0s: the proxies alone, to see their own cost; unset: direct)")
 	fs.StringVar(&o.CPUProfile, "cpu-profile", "", "place/pay/all: write a CPU profile of the server under test, taken from the end of the raw limits\n"+
-		"(rush: from the start of the rush after the baseline)\n"+
+		"(rush: from the start of the rush after the baseline; waitlist: from the list's expiry window)\n"+
 		"for --profile-time, to this file (read it with: go tool pprof -top bin/seatflow FILE)")
 	fs.DurationVar(&o.ProfileTime, "profile-time", 10*time.Second, "with --cpu-profile: how long the profile runs (whole seconds; the server stays up until it is done)")
 	fs.IntVar(&o.Buyers, "buyers", 10000, "rush: buyers starting at once")
@@ -160,6 +172,11 @@ func parseArgs(args []string, getenv func(string) string, out io.Writer) (o Opti
 	fs.IntVar(&o.Scans, "scans", 20000, "checkin: tickets scanned (4 to an order)")
 	fs.IntVar(&o.DupPairs, "duplicates", 200, "checkin: tickets scanned twice at the same instant, at two gates")
 	fs.Float64Var(&o.ScanRate, "scan-rate", 500, "checkin: scans offered a second, paced (0: as fast as --clients scanners go)")
+	fs.IntVar(&o.Holds, "holds", 5000, "waitlist: one-seat holds of each show (as many seats: sold out)")
+	fs.IntVar(&o.Entries, "entries", 5000, "waitlist: entries (count 1) on the list before its holds come due")
+	fs.Float64Var(&o.ExpiryRate, "expiry-rate", 1000, "waitlist: holds placed, hence coming due, a second")
+	fs.IntVar(&o.Hammer, "hammer", 16, "waitlist: clients placing public orders on the shows' seats while they come free (0: none)")
+	fs.Float64Var(&o.HammerRate, "hammer-rate", 1000, "waitlist: public placements a second of the --hammer clients (0: as fast as they go)")
 	fs.IntVar(&o.Joins, "joins", 100000, "rush with --queue: joins of the joins phase")
 	fs.StringVar(&o.RocketMQ, "rocketmq", orDefault(getenv("SEATFLOW_TEST_ROCKETMQ"), "rocketmq://127.0.0.1:9876"), "real stack: RocketMQ name server URL")
 
@@ -227,14 +244,20 @@ func (o Options) validate() error {
 			return fmt.Errorf("bench: --scans %d, --duplicates %d, --scan-rate %v: want scans > 0, 0 ≤ duplicates ≤ scans, rate ≥ 0",
 				o.Scans, o.DupPairs, o.ScanRate)
 		}
+	case ScenarioWaitlist:
+		if o.Holds <= 0 || o.Entries <= 0 || o.Hammer < 0 || o.ExpiryRate <= 0 || o.HammerRate < 0 {
+			return fmt.Errorf("bench: --holds %d, --entries %d, --expiry-rate %v, --hammer %d, --hammer-rate %v: "+
+				"want holds, entries and expiry rate > 0, hammer and its rate ≥ 0",
+				o.Holds, o.Entries, o.ExpiryRate, o.Hammer, o.HammerRate)
+		}
 	case ScenarioRush:
 		if err := o.validateRush(); err != nil {
 			return err
 		}
 	case "":
-		return errors.New("bench: name a scenario: place, expire, pay, limits, all, rush or checkin")
+		return errors.New("bench: name a scenario: place, expire, pay, limits, all, rush, checkin or waitlist")
 	default:
-		return fmt.Errorf("bench: unknown scenario %q: want place, expire, pay, limits, all, rush or checkin", o.Scenario)
+		return fmt.Errorf("bench: unknown scenario %q: want place, expire, pay, limits, all, rush, checkin or waitlist", o.Scenario)
 	}
 	if o.Stack != StackEmbedded && o.Stack != StackReal {
 		return fmt.Errorf("bench: --stack %q: want embedded or real", o.Stack)
@@ -258,8 +281,8 @@ func (o Options) validate() error {
 	if o.Spread <= 0 || o.LimitTime <= 0 || o.MaxTime <= 0 {
 		return fmt.Errorf("bench: --spread, --limit-time and --max-time must be positive")
 	}
-	if o.CPUProfile != "" && !wants(o, ScenarioPlace, ScenarioPay) && o.Scenario != ScenarioRush {
-		return fmt.Errorf("bench: --cpu-profile applies to place, pay, all and rush, not %s", o.Scenario)
+	if o.CPUProfile != "" && !wants(o, ScenarioPlace, ScenarioPay) && o.Scenario != ScenarioRush && o.Scenario != ScenarioWaitlist {
+		return fmt.Errorf("bench: --cpu-profile applies to place, pay, all, rush and waitlist, not %s", o.Scenario)
 	}
 	if o.ProfileTime < time.Second || o.ProfileTime > o.MaxTime {
 		return fmt.Errorf("bench: --profile-time %v: want 1s to --max-time (%v)", o.ProfileTime, o.MaxTime)

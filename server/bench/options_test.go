@@ -32,6 +32,12 @@ func TestParseArgs(t *testing.T) {
 			}
 		}},
 		{name: "rush server nofile too low", args: []string{"rush", "--server-nofile", "100"}, wantErr: "--server-nofile 100"},
+		{name: "waitlist defaults", args: []string{"waitlist"}, check: func(t *testing.T, o Options) {
+			if o.Holds != 5000 || o.Entries != 5000 || o.ExpiryRate != 1000 || o.Hammer != 16 || o.HammerRate != 1000 || waitlistHoldTTL(o) != 10*time.Second {
+				t.Errorf("waitlist defaults: %+v, hold TTL %v", o, waitlistHoldTTL(o))
+			}
+		}},
+		{name: "waitlist no entries", args: []string{"waitlist", "--entries", "0"}, wantErr: "--entries 0"},
 		{name: "defaults", args: []string{"place"}, check: func(t *testing.T, o Options) {
 			if o.Scenario != "place" || o.Stack != StackEmbedded || o.Clients != 64 || o.Rows*o.Cols != 5000 ||
 				o.Rounds != 2 || o.Orders != 10000 || o.DupEvery != 9 || o.HoldTTL != 40*time.Second {
@@ -94,7 +100,7 @@ func TestParseArgs(t *testing.T) {
 		{name: "rtt on embedded", args: []string{"place", "--rtt", "1ms"}, wantErr: "--rtt needs --stack real"},
 		{name: "rtt with expire", args: []string{"expire", "--stack", "real", "--rtt", "1ms"}, wantErr: "not expire"},
 		{name: "help", args: []string{"-h"}, help: true},
-		{name: "cpu profile with expire", args: []string{"expire", "--cpu-profile", "cpu.out"}, wantErr: "--cpu-profile applies to place, pay, all and rush"},
+		{name: "cpu profile with expire", args: []string{"expire", "--cpu-profile", "cpu.out"}, wantErr: "--cpu-profile applies to place, pay, all, rush and waitlist"},
 		{name: "profile time under a second", args: []string{"place", "--cpu-profile", "cpu.out", "--profile-time", "500ms"}, wantErr: "--profile-time 500ms"},
 		{name: "cpu profile of place", args: []string{"place", "--cpu-profile", "cpu.out", "--profile-time", "5s"}, check: func(t *testing.T, o Options) {
 			if o.CPUProfile != "cpu.out" || o.ProfileTime != 5*time.Second {

@@ -118,6 +118,18 @@ func runScenarios(ctx context.Context, o Options, getenv func(string) string, p 
 		rep.Rows = append(rep.Rows, checkinRows(o.stackLabel(), res)...)
 		return err
 	}
+	if o.Scenario == ScenarioWaitlist {
+		res, err := runWaitlist(ctx, o, getenv, p)
+		rep.Details["waitlist"] = res
+		for _, ph := range []waitlistPhase{res.Baseline, res.List} {
+			rep.noteFailures("waitlist "+ph.Name+": joining", ph.Join)
+			rep.noteFailures("waitlist "+ph.Name+": placing", ph.Place)
+			rep.noteFailures("waitlist "+ph.Name+": hammering", ph.Hammer)
+			rep.noteCPU("waitlist "+ph.Name, ph.CPU)
+		}
+		rep.Rows = append(rep.Rows, waitlistRows(o.stackLabel(), res)...)
+		return err
+	}
 	if wants(o, ScenarioLimits, ScenarioPlace, ScenarioPay) {
 		if err := runMain(ctx, o, getenv, p, rep); err != nil {
 			return err
