@@ -362,30 +362,46 @@ func openQueue(ctx context.Context, cfg Config, db *store.DB, logger *slog.Logge
 	return nil, fmt.Errorf("SEATFLOW_MQ=%q: %w", redactURL(cfg.MQ), err)
 }
 
-// Serve answers HTTP on cfg.Addr until ctx ends, then stops accepting and
-// lets in-flight requests finish for up to cfg.ShutdownTimeout.
+// Serve answers HTTP on cfg.Addr (and the operations routes on
+// cfg.OpsAddr when set) until ctx ends, then stops accepting and lets
+// in-flight requests finish for up to cfg.ShutdownTimeout.
 func (a *App) Serve(ctx context.Context) error {
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("SEATFLOW_ADDR: %w", err)
 	}
-	var profiles net.Listener
-	if a.cfg.PprofAddr != "" {
-		if profiles, err = (&net.ListenConfig{}).Listen(ctx, "tcp", a.cfg.PprofAddr); err != nil {
-			return errors.Join(fmt.Errorf("SEATFLOW_PPROF_ADDR: %w", err), ln.Close())
+	var ops, profiles net.Listener
+	if a.cfg.OpsAddr != "" {
+		if ops, err = (&net.ListenConfig{}).Listen(ctx, "tcp", a.cfg.OpsAddr); err != nil {
+			return errors.Join(fmt.Errorf("SEATFLOW_OPS_LISTEN: %w", err), ln.Close())
 		}
 	}
-	return a.serveOn(ctx, ln, profiles)
+	if a.cfg.PprofAddr != "" {
+		if profiles, err = (&net.ListenConfig{}).Listen(ctx, "tcp", a.cfg.PprofAddr); err != nil {
+			err = fmt.Errorf("SEATFLOW_PPROF_ADDR: %w", err)
+			if ops != nil {
+				err = errors.Join(err, ops.Close())
+			}
+			return errors.Join(err, ln.Close())
+		}
+	}
+	return a.serveOn(ctx, ln, ops, profiles)
 }
 
 // serveOn is Serve on listeners of the caller's (tests pick free ports);
-// profiles is the profiling listener, nil when off (pprof.go).
+// ops is the operations listener (opslisten.go) and profiles the
+// profiling listener (pprof.go), each nil when off.
 // Shutdown order: stop accepting and let the requests in flight finish
-// (http.Server.Shutdown; the live seat streams are ended for it, see
-// NewApp); the timeout consumer and the rest stop in Close.
-func (a *App) serveOn(ctx context.Context, ln, profiles net.Listener) error {
+// (http.Server.Shutdown, the operations server's beside the API's; the
+// live seat streams are ended for it, see NewApp); the timeout consumer
+// and the rest stop in Close.
+func (a *App) serveOn(ctx context.Context, ln, ops, profiles net.Listener) error {
 	if profiles != nil {
 		defer a.servePprof(ctx, profiles)()
+	}
+	opsFailed, stopOps := (<-chan error)(nil), func(context.Context) error { return nil }
+	if ops != nil {
+		opsFailed, stopOps = a.serveOps(ctx, ops)
 	}
 	a.logger.InfoContext(ctx, "listening", "addr", "http://"+ln.Addr().String())
 	// The lane serves probes, metrics, the callback and the console over the
@@ -397,13 +413,16 @@ func (a *App) serveOn(ctx context.Context, ln, profiles net.Listener) error {
 	go func() { served <- a.http.Serve(a.conns.listener(ln)) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("http server: %w", errors.Join(err, lane.Close()))
+		return fmt.Errorf("http server: %w", errors.Join(err, lane.Close(), stopOps(context.WithoutCancel(ctx))))
+	case err := <-opsFailed:
+		// Probes can no longer reach the instance: stop, as with the API's listener.
+		return errors.Join(err, a.http.Close(), lane.Close())
 	case <-ctx.Done():
 	}
 	a.logger.Info("shutting down", "grace", a.cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := errors.Join(a.http.Shutdown(sctx), lane.Shutdown(sctx)); err != nil {
+	if err := errors.Join(a.http.Shutdown(sctx), lane.Shutdown(sctx), stopOps(sctx)); err != nil {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil

@@ -97,7 +97,7 @@ func startApp(t *testing.T, env map[string]string, logger *slog.Logger) (app *Ap
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- app.serveOn(ctx, ln, nil) }()
+	go func() { served <- app.serveOn(ctx, ln, nil, nil) }()
 	stopped := false
 	stop = func() error {
 		if stopped {

@@ -46,6 +46,7 @@ const minSecretLen = 16
 type Config struct {
 	Addr      string // SEATFLOW_ADDR
 	PprofAddr string // SEATFLOW_PPROF_ADDR: loopback host:port of the runtime profiles (pprof.go); empty: off
+	OpsAddr   string // SEATFLOW_OPS_LISTEN: host:port of /healthz, /readyz and /metrics on a listener of their own (opslisten.go); empty: off
 	DB        string // SEATFLOW_DB: sqlite://path or mysql://user:pass@tcp(host:port)/db
 	Redis     string // SEATFLOW_REDIS: "embedded" or one of seats.URLForms
 	MQ        string // SEATFLOW_MQ: "embedded" or rocketmq://[ak:sk@]ns1:9876[,ns2:9876...]
@@ -246,6 +247,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	p.check("SEATFLOW_ADDR", c.Addr, validAddr)
 	if c.PprofAddr = p.getenv("SEATFLOW_PPROF_ADDR"); c.PprofAddr != "" {
 		p.check("SEATFLOW_PPROF_ADDR", c.PprofAddr, validLoopbackAddr)
+	}
+	if c.OpsAddr = p.str("SEATFLOW_OPS_LISTEN", ""); c.OpsAddr != "" {
+		p.check("SEATFLOW_OPS_LISTEN", c.OpsAddr, func(v string) error { return validOpsAddr(v, c.Addr) })
 	}
 	p.check("SEATFLOW_DB", c.DB, validDB)
 	p.check("SEATFLOW_REDIS", c.Redis, validRedis)

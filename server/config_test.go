@@ -46,6 +46,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"latency objective", c.LatencyObjective, 250 * time.Millisecond},
 		{"max conns: derived", c.MaxConns, 0},
 		{"seat map cache: off", c.SeatMapMaxAge, time.Duration(0)},
+		{"operations listener: off", c.OpsAddr, ""},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -80,6 +81,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SEATFLOW_LATENCY_OBJECTIVE":     "100ms",
 		"SEATFLOW_MAX_CONNS":             "5000",
 		"SEATFLOW_SEAT_MAP_MAX_AGE":      "100ms",
+		"SEATFLOW_OPS_LISTEN":            "0.0.0.0:9091",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func TestLoadConfigValues(t *testing.T) {
 		c.APIToken.Reveal() != testToken || c.APITokenGenerated || c.RocketMQTopic != "SF_T" || c.IsEmbeddedMQ() ||
 		c.RefundApprovalCents != 5000 || c.RequireSecondFactor != access.SecondFactorAdmins || c.SessionIdle != 2*time.Hour ||
 		c.MaxInFlight != 40 || c.LatencyObjective != 100*time.Millisecond || c.MaxConns != 5000 ||
-		c.SeatMapMaxAge != 100*time.Millisecond {
+		c.SeatMapMaxAge != 100*time.Millisecond || c.OpsAddr != "0.0.0.0:9091" {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -107,6 +109,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"SEATFLOW_PPROF_ADDR", "0.0.0.0:6060", "loopback"},
 		{"SEATFLOW_PPROF_ADDR", "198.18.0.1:6060", "loopback"},
 		{"SEATFLOW_PPROF_ADDR", "127.0.0.1", ""},
+		{"SEATFLOW_OPS_LISTEN", "localhost", "want host:port"},
+		{"SEATFLOW_OPS_LISTEN", "127.0.0.1:99999", "0 to 65535"},
+		{"SEATFLOW_OPS_LISTEN", "127.0.0.1:8080", "the same address as SEATFLOW_ADDR"},
 		{"SEATFLOW_DB", "postgres://x/y", ""},
 		{"SEATFLOW_DB", "data/seatflow.db", ""},
 		{"SEATFLOW_DB", "mysql://root:hunter2hunter2@tcp(db:3306)sf", "root:***@"},

@@ -43,7 +43,7 @@ func TestPprofListener(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- app.serveOn(ctx, public, profiles) }()
+	go func() { served <- app.serveOn(ctx, public, nil, profiles) }()
 
 	get := func(url string) (int, string) {
 		t.Helper()

@@ -21,8 +21,9 @@
 // jitter; -jitter adds up to that fraction), placing again at once after a
 // 409, waiting 1 s after no answer and giving up after 5 in a row; beside
 // them a /readyz probe every 100 ms on a connection of its own, from this
-// process's runtime as the bench's is (-probe-proc: from a process of its
-// own, to tell the server's delay from the generator's). -requests 1 sends
+// process's runtime as the bench's was before it moved its prober to a
+// process of its own (-probe-proc: from a process of its own, as the bench
+// now probes, to tell the server's delay from the generator's). -requests 1 sends
 // each buyer's first request alone: the first wave's cost by itself.
 //
 // It reports answers/s; answer latency (from before the request is handed
@@ -97,7 +98,7 @@ func main() {
 	jitter := flag.Float64("jitter", 0, "add up to this fraction of Retry-After at random to each wait (the bench adds none)")
 	asJSON := flag.Bool("json", false, "print the result as one JSON line after the report")
 	requests := flag.Int("requests", 0, "each buyer sends at most this many requests (0: no limit; 1: the first wave alone)")
-	probeProc := flag.Bool("probe-proc", false, "probe /readyz from a process of its own instead of the generator's (the bench probes from its own)")
+	probeProc := flag.Bool("probe-proc", false, "probe /readyz from a process of its own instead of the generator's (as the bench probes)")
 	probeURL := flag.String("probe", "", "internal: probe this URL until standard input closes, then print the samples")
 	flag.Parse()
 	if *probeURL != "" {

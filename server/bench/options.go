@@ -111,7 +111,8 @@ scenarios:
   all     limits, place and pay on one server, then expire for each delay mode
   rush    an on-sale rush: --baseline-buyers, then --buyers, all starting at once
           against a fresh --seats show each, buying 1-4 seats they saw free, retrying
-          on 409 and after Retry-After; goodput ratio, answer p99s, 5xx, /readyz worst;
+          on 409 and after Retry-After; goodput ratio, answer p99s, 5xx, /readyz worst and
+          p99 (probed on the server's SEATFLOW_OPS_LISTEN from a process of its own);
           with --queue through the show's waiting room (not part of all)
   checkin --scans tickets (4 to an order) scanned at 4 gates, on 2 instances of the server
           on the real stack (1 embedded), --duplicates of them twice at the same instant

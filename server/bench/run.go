@@ -65,6 +65,9 @@ func limitRows(stack string, l limitSet) []Row {
 // Run is `seatflow bench SCENARIO [flags]`: it prints progress and the
 // final table (or only JSON with --json) to stdout.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == probeCommand { // the rush's prober, a child of the bench (prober.go)
+		return runProber(ctx, args[1:], os.Stdin, stdout)
+	}
 	o, help, err := parseArgs(args, getenv, stdout)
 	if help || err != nil {
 		return err

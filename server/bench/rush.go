@@ -39,7 +39,7 @@ const (
 	rushRowSeats = 50        // seats per row of a rush show's grid
 	maxBuyers    = 1_000_000 // addresses are drawn from 10.0.0.0/8, one per buyer
 	// fdHeadroom is the bench's own descriptors besides the buyers'
-	// connections: the prober, setup, the database, logs.
+	// connections: setup, the database, logs, the pipes to the prober.
 	fdHeadroom = 256
 )
 
@@ -239,7 +239,10 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	if mem != nil {
 		mem.reset()
 	}
-	probe := startProbe(ctx, s.api.base, s.api.token)
+	probe, err := startProbe(ctx, s.opsBase+"/readyz")
+	if err != nil {
+		return res, err
+	}
 	lag := startLag(ctx)
 	overflowsBefore, overflowErr := listenOverflows(procNetstat)
 	rctx, cancel := context.WithTimeout(ctx, spec.until)
@@ -271,7 +274,9 @@ func runRush(ctx context.Context, s *stack, spec rushSpec, mem *procSampler, p *
 	wg.Wait()
 	t.done()
 	timedOut := rctx.Err() != nil
-	res.Ready = probe()
+	if res.Ready, err = probe(); err != nil {
+		return res, err
+	}
 	res.Lag = lag()
 	if after, err := listenOverflows(procNetstat); err == nil && overflowErr == nil {
 		res.ListenOverflows = after - overflowsBefore
@@ -605,60 +610,15 @@ func retryWait(err error) time.Duration {
 	return noRetryAfter
 }
 
-// probeResult is /readyz asked every probeEvery during a rush.
+// probeResult is /readyz asked every probeEvery during a rush, on the
+// server's operations listener from a process of its own (prober.go).
 type probeResult struct {
+	URL          string        `json:"url"`
 	Probes       int           `json:"probes"`
 	Worst        time.Duration `json:"worst_ns"` // failed probes count with their time too
 	Latency      Summary       `json:"latency"`
 	Failed       int           `json:"failed"`
 	FirstFailure string        `json:"first_failure,omitempty"`
-}
-
-// startProbe asks /readyz on a connection of its own, as a load balancer
-// would, until the returned function is called; that returns what it saw.
-func startProbe(ctx context.Context, base, token string) func() probeResult {
-	c := newAPIClient(base, token, "", 1)
-	ctx, cancel := context.WithCancel(ctx)
-	var (
-		res     probeResult
-		samples []time.Duration
-		done    = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(probeEvery)
-		defer tick.Stop()
-		for {
-			pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
-			t0 := time.Now()
-			err := c.ready(pctx)
-			d := time.Since(t0)
-			pcancel()
-			if ctx.Err() != nil {
-				return // stopped: the probe in flight was cut short by us
-			}
-			res.Probes++
-			res.Worst = max(res.Worst, d)
-			samples = append(samples, d)
-			if err != nil {
-				if res.Failed++; res.FirstFailure == "" {
-					res.FirstFailure = err.Error()
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() probeResult {
-		cancel()
-		<-done
-		c.close()
-		res.Latency = summarize(samples)
-		return res
-	}
 }
 
 // lagEvery is the period of the bench's own lag timer.

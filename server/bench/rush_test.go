@@ -2,9 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,11 +29,11 @@ func TestRushShort(t *testing.T) {
 		want []string
 	}{
 		{"no queue", QueueOff, "rush: 300 buyers", []string{"goodput (holds/s)", "decided answers (201/409) p99", "5xx answers other than shed 503s",
-			"requests with no answer", "/readyz worst", "server peak RSS", "time to sell out", "answers 201", "answers 409",
+			"requests with no answer", "/readyz worst", "/readyz p99", "server peak RSS", "time to sell out", "answers 201", "answers 409",
 			"seats sold or held twice"}},
 		{"queue", QueueOn, "rush: 300 buyers through the queue", []string{"goodput (holds/s)", "decided answers (201/409) p99", "admitted placements p99",
 			"joins p99", "polls p99", "vs position", "5xx answers other than shed 503s", "requests with no answer",
-			"/readyz worst", "server peak RSS", "time to sell out", "answers 201", "seats sold or held twice", "joins, joins/s"}},
+			"/readyz worst", "/readyz p99", "server peak RSS", "time to sell out", "answers 201", "seats sold or held twice", "joins, joins/s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +74,10 @@ func TestRushShort(t *testing.T) {
 				if !ok {
 					t.Fatalf("no details %q", key)
 				}
+				// /readyz was probed by the prober child on the operations listener.
+				if res.Ready.Probes == 0 || res.Ready.URL != s.opsBase+"/readyz" {
+					t.Errorf("%s: %d /readyz probes of %q, want some of %s/readyz", key, res.Ready.Probes, res.Ready.URL, s.opsBase)
+				}
 				if res.Check.Taken != o.RushSeats || res.Holds == 0 || res.GaveUp != 0 {
 					t.Errorf("%s: %d of %d seats taken, %d holds, %d buyers gave up (%s)", key, res.Check.Taken, o.RushSeats,
 						res.Holds, res.GaveUp, res.FirstFailure)
@@ -85,13 +89,16 @@ func TestRushShort(t *testing.T) {
 
 // inProcessStack runs the whole app of `seatflow serve` on the embedded
 // stack in process (the test binary cannot be started as the server), on
-// a loopback port, with the rush's settings: the per-address limits on,
-// the per-key one off; more settings, "KEY=value", override them.
+// loopback ports, the API's and the operations listener's, with the
+// rush's settings: the per-address limits on, the per-key one off; more
+// settings, "KEY=value", override them.
 func inProcessStack(t *testing.T, o Options, settings ...string) *stack {
 	const token, secret = "rush-token-0123456789", "rush-secret-0123456789"
+	addr, ops := testAddr(t), testAddr(t)
 	env := map[string]string{"SEATFLOW_DB": "sqlite://" + filepath.Join(t.TempDir(), "seatflow.db"),
 		"SEATFLOW_REDIS": "embedded", "SEATFLOW_MQ": "embedded", "SEATFLOW_API_TOKEN": token,
-		"SEATFLOW_PAYMENT_SECRET": secret, "SEATFLOW_HOLD_TTL": longHold.String(), "SEATFLOW_RATE_PER_KEY": "0"}
+		"SEATFLOW_PAYMENT_SECRET": secret, "SEATFLOW_HOLD_TTL": longHold.String(), "SEATFLOW_RATE_PER_KEY": "0",
+		"SEATFLOW_ADDR": addr, "SEATFLOW_OPS_LISTEN": ops}
 	for _, kv := range settings {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
@@ -100,21 +107,43 @@ func inProcessStack(t *testing.T, o Options, settings ...string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	app, err := server.NewApp(ctx, cfg, slog.New(slog.DiscardHandler))
+	app, err := server.NewApp(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(app.Handler)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx) }()
 	t.Cleanup(func() {
-		srv.Close()
-		if err := app.Close(); err != nil {
+		cancel()
+		if err := errors.Join(<-served, app.Close()); err != nil {
 			t.Error(err)
 		}
 	})
-	s := &stack{kind: o.Stack, db: app.DB, api: newAPIClient(srv.URL, token, secret, o.Clients)}
+	s := &stack{kind: o.Stack, db: app.DB, api: newAPIClient("http://"+addr, token, secret, o.Clients), opsBase: "http://" + ops}
 	t.Cleanup(s.api.close)
+	for deadline := time.Now().Add(30 * time.Second); s.api.ready(t.Context()) != nil; time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-served:
+			t.Fatalf("serve: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the in-process server is not ready after 30 s")
+		}
+	}
 	return s
+}
+
+// testAddr is a free loopback address (freeAddr), for a listener the
+// server opens itself.
+func testAddr(t *testing.T) string {
+	t.Helper()
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 // TestScanTaken: the scan reads what encoding/json reads from the

@@ -48,7 +48,7 @@ const rushSeatMapAge = 100 * time.Millisecond
 // when the queue is asked for, all on one server.
 func runRushScenario(ctx context.Context, o Options, getenv func(string) string, p *progress, rep *Report) (err error) {
 	s, err := startStack(ctx, o, stackConfig{holdTTL: longHold, addressLimits: true, seatMapMaxAge: rushSeatMapAge, overloadProtection: true,
-		noFile: o.ServerNoFile}, getenv, p)
+		noFile: o.ServerNoFile, opsListener: true}, getenv, p)
 	if err != nil {
 		return err
 	}
@@ -177,6 +177,7 @@ func rushRows(stack string, res, base rushResult) []Row {
 		rushRow(stack, name+"5xx answers other than shed 503s", float64(res.Other5xx), "").target("= 0", res.Other5xx == 0),
 		rushRow(stack, name+"requests with no answer", float64(res.Statuses[noAnswerKey]), "").target("= 0", res.Statuses[noAnswerKey] == 0),
 		rushRow(stack, name+"/readyz worst", ms(res.Ready.Worst), "ms").target("≤ 250 ms", res.Ready.Worst <= 250*time.Millisecond),
+		latencyRow(stack, name+"/readyz p99", res.Ready.Latency, 100*time.Millisecond, "100 ms"),
 		rushRow(stack, name+"/readyz probes failed", float64(res.Ready.Failed), "").target("= 0", res.Ready.Failed == 0),
 		rushRow(stack, name+"bench's own timer lag p99 (in every latency above)", ms(res.Lag.P99), "ms"),
 		overflowRow(stack, name, res.ListenOverflows),

@@ -45,6 +45,10 @@ type stackConfig struct {
 	// bench's own (0: the same), so that the buyers' connections can
 	// outnumber the server's descriptors on one machine.
 	noFile int
+	// opsListener gives the server an operations listener
+	// (SEATFLOW_OPS_LISTEN) on a free port of its own, for the rush's
+	// /readyz prober.
+	opsListener bool
 }
 
 // unlimitedInFlight is the limit of work in flight of a server whose
@@ -61,6 +65,7 @@ type stack struct {
 	db        *store.DB
 	rdb       redis.UniversalClient // real stack only: the Redis the child uses
 	api       *apiClient
+	opsBase   string // http://127.0.0.1:port of the server's operations listener; "": none
 	child     *child
 	topic     string         // real stack: the run's own RocketMQ topic
 	mq        string         // real stack: SEATFLOW_MQ of the child, through the proxies with --rtt
@@ -147,6 +152,14 @@ func startStack(ctx context.Context, o Options, cfg stackConfig, getenv func(str
 	}
 	if o.DBPool > 0 {
 		env = append(env, fmt.Sprintf("SEATFLOW_DB_MAX_OPEN=%d", o.DBPool))
+	}
+	if cfg.opsListener {
+		ops, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, "SEATFLOW_OPS_LISTEN="+ops)
+		s.opsBase = "http://" + ops
 	}
 	if o.CPUProfile != "" {
 		if s.pprofAddr, err = freeAddr(); err != nil {

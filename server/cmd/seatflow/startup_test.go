@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -33,6 +34,11 @@ func TestMain(m *testing.M) {
 func TestStartupErrors(t *testing.T) {
 	mq := testenv.RocketMQ(t)
 	fresh := "SEATFLOW_T_" + rand.Text()[:10]
+	busy, err := net.Listen("tcp", "127.0.0.1:0") // the operations address someone else holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() }) // after the parallel subtests
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -58,6 +64,10 @@ func TestStartupErrors(t *testing.T) {
 		{name: "webhook URL not absolute", env: map[string]string{"SEATFLOW_WEBHOOK_URL": "/hooks/seatflow",
 			"SEATFLOW_WEBHOOK_SECRET": "cmd-test-webhook-0123456789"},
 			say: []string{`SEATFLOW_WEBHOOK_URL="/hooks/seatflow"`, "absolute http"}},
+		{name: "operations address without a port", env: map[string]string{"SEATFLOW_OPS_LISTEN": "9091"},
+			say: []string{`SEATFLOW_OPS_LISTEN="9091"`, "want host:port"}},
+		{name: "operations address in use", env: map[string]string{"SEATFLOW_OPS_LISTEN": busy.Addr().String()},
+			say: []string{"SEATFLOW_OPS_LISTEN: listen tcp " + busy.Addr().String(), "address already in use"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
