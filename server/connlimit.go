@@ -286,8 +286,20 @@ func (ll *laneListener) Accept() (net.Conn, error) {
 }
 
 func (ll *laneListener) Close() error {
-	ll.l.stop.Do(func() { close(ll.l.done) })
+	ll.l.stopLane()
 	return nil
+}
+
+// stopLane ends the hand-over of connections to the lane.
+func (l *connLimit) stopLane() { l.stop.Do(func() { close(l.done) }) }
+
+// Close closes the API's listener and ends the hand-over to the lane too:
+// http.Server.Shutdown waits for Accept to return, and an Accept waiting
+// for the lane's reserve would otherwise wait until the lane's own
+// listener closed, which serveOn does after.
+func (cl *cappedListener) Close() error {
+	cl.l.stopLane()
+	return cl.Listener.Close()
 }
 
 func (ll *laneListener) Addr() net.Addr { return ll.addr }
