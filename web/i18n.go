@@ -939,6 +939,8 @@ var catalog = map[string]entry{
 	"ev.attempts":                      {"attempts", "尝试次数"},
 	"ev.source":                        {"queue", "队列"},
 	"ev.waitlist_entry":                {"waiting-list entry", "候补名单条目"},
+	"ev.order_no":                      {"order", "订单"},
+	"ev.expires_at":                    {"expires", "到期"},
 	"ev.from_order":                    {"seats from order", "座位来自订单"},
 	"ev.to_order":                      {"seats to order", "座位转给订单"},
 	"ev.resent_hop":                    {"re-sent hop", "补发的跳数"},

@@ -127,6 +127,9 @@ func detailFields(currency string) []detailField {
 		// Keys of the waiting list's hand-off.
 		{"waitlist_entry", "ev.waitlist_entry", plain},
 		{"entry", "ev.wait_entry", plain},
+		// Keys of the waiting list's webhook events (core/handoff.go).
+		{"order_no", "ev.order_no", plain},
+		{"expires_at", "ev.expires_at", timestamp},
 		{"from_order", "ev.from_order", plain},
 		{"to_order", "ev.to_order", plain},
 		// Keys of timeout hops, payments and repairs the table above has not.

@@ -312,19 +312,22 @@ func hammer(ctx context.Context, o Options, s *stack, show int64, plan []core.Se
 // waitHoldsEnded waits, bounded by the TTL and o.MaxTime, until none of
 // the show's holds (users 1..o.Holds) is pending.
 func waitHoldsEnded(ctx context.Context, o Options, s *stack, name string, show int64, p *progress) error {
-	var pending int64
+	var left atomic.Int64 // read by the progress line's goroutine
 	count := func() error {
-		return s.db.X().GetContext(ctx, &pending, `SELECT COUNT(*) FROM order_info WHERE show_id = ? AND status = ? AND user_id <= ?`,
+		var n int64
+		err := s.db.X().GetContext(ctx, &n, `SELECT COUNT(*) FROM order_info WHERE show_id = ? AND status = ? AND user_id <= ?`,
 			show, int(core.StatusPending), o.Holds)
+		left.Store(n)
+		return err
 	}
 	if err := count(); err != nil {
 		return fmt.Errorf("waitlist %s: count pending: %w", name, err)
 	}
-	placed := pending
-	t := p.track(fmt.Sprintf("waitlist %s: holds ended", name), placed, func() (int64, string) { return placed - pending, "" })
+	placed := left.Load()
+	t := p.track(fmt.Sprintf("waitlist %s: holds ended", name), placed, func() (int64, string) { return placed - left.Load(), "" })
 	defer t.done()
 	deadline := time.Now().Add(waitlistHoldTTL(o) + o.MaxTime)
-	for pending > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+	for left.Load() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(100 * time.Millisecond)
 		if err := count(); err != nil {
 			return fmt.Errorf("waitlist %s: count pending: %w", name, err)
