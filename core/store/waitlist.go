@@ -202,12 +202,16 @@ func (db *DB) WithdrawWaitEntry(ctx context.Context, token string, at time.Time)
 	return r.entry(), n == 1, nil
 }
 
-// WaitingEntries implements core.WaitlistTx. The entries are locked in
-// list order, so two hand-offs of one show take them one after the other
-// and never offer one entry twice.
+// WaitingEntries implements core.WaitlistTx. The show's list row is locked
+// first: hand-offs of one show take turns on that one record lock, so two
+// never offer one entry twice, and only one at a time holds the entries'
+// next-key locks. Without it two hand-offs each held a range of
+// idx_show_state and waited for the other's, moving an entry to offered
+// (an insert into that range): InnoDB deadlocks, retried batches and
+// timeouts delivered again seconds later.
 func (t *tx) WaitingEntries(ctx context.Context, showID int64, limit int) (time.Duration, []core.WaitEntry, error) {
 	var ttl int64
-	err := t.x.GetContext(ctx, &ttl, `SELECT offer_ttl_ms FROM waitlist_setting WHERE show_id = ? AND enabled = 1`, showID)
+	err := t.x.GetContext(ctx, &ttl, `SELECT offer_ttl_ms FROM waitlist_setting WHERE show_id = ? AND enabled = 1`+t.d.forUpdate(), showID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil, nil
 	}
