@@ -33,7 +33,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"hold ttl", c.Engine.HoldTTL, 15 * time.Minute},
 		{"purchase limit", c.Engine.PurchaseLimit, 6},
 		{"timeout max attempts", c.TimeoutMaxAttempts, 16},
-		{"timeout workers", c.TimeoutWorkers, 64},
+		{"timeout workers", c.TimeoutWorkers, 256},
 		{"delay mode with the embedded queue", c.Engine.Delay.Mode, core.DelayTimer},
 		{"delay slack", c.Engine.Delay.Slack, time.Second},
 		{"delay levels", len(c.Engine.Delay.Levels), 18},
