@@ -7,8 +7,8 @@
 // seat store the seats go from the old holder to the new one in one script
 // (Transfer) after it, so they are never free in between: until the
 // transfer runs they are still held by the order that let them go, and
-// should it never run, reconcile's stale_redis_lock frees that hold and
-// locks the seats again for the order the DB gives them to.
+// should it never run (the instance died), reconcile's waitlist_offer
+// check moves them to the offer the same way.
 
 package core
 
@@ -410,7 +410,7 @@ func (e *Engine) afterHandOff(ctx context.Context, from Order, h handoff, freedA
 		o := of.order
 		if err := e.transferSeats(ctx, from.OrderNo, o); err != nil {
 			e.metrics.SeatStoreFailure.WithLabelValues("transfer").Inc()
-			e.log.ErrorContext(ctx, "waiting-list offer committed but the seat store still names the old holder; reconcile (stale_redis_lock) moves them",
+			e.log.ErrorContext(ctx, "waiting-list offer committed but the seat store still names the old holder; reconcile (waitlist_offer) moves them",
 				"order_no", o.OrderNo, "from_order", from.OrderNo, "err", err)
 		} else {
 			e.notify.SeatsChanged(o.ShowID, o.SeatIDs, SeatLocked, o.OrderNo)
