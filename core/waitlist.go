@@ -281,11 +281,17 @@ func (e *Engine) viewWaitEntry(ctx context.Context, entry WaitEntry) (WaitEntryV
 	if err != nil {
 		return WaitEntryView{}, fmt.Errorf("waiting-list offer: %w", err)
 	}
-	v.Offer = &o
-	if st := offerState(o); entry.State == WaitOffered || st == WaitAccepted {
-		v.State = st // a paid offer stays accepted, withdrawn or not
-	}
+	v.withOffer(o)
 	return v, nil
+}
+
+// withOffer sets the offer's order on v and the state it gives the entry:
+// a paid offer stays accepted, withdrawn or not.
+func (v *WaitEntryView) withOffer(o Order) {
+	v.Offer = &o
+	if st := offerState(o); v.Entry.State == WaitOffered || st == WaitAccepted {
+		v.State = st
+	}
 }
 
 // offerState is what became of an offer: its order's status.
@@ -338,10 +344,7 @@ func (e *Engine) WaitEntries(ctx context.Context, showID int64, limit int) ([]Wa
 			if err != nil {
 				return nil, err
 			}
-			v.Offer = &o
-			if en.State == WaitOffered {
-				v.State = offerState(o)
-			}
+			v.withOffer(o)
 		}
 		out = append(out, v)
 	}
