@@ -158,6 +158,51 @@ func waitEnded(ctx context.Context, o Options, s *stack, ph *expirePhase, p *pro
 	return nil
 }
 
+// holdEnds gathers how a phase's holds ended, from their order rows (times
+// in epoch ms): why each ended ("pending": not yet), each cancel's
+// lateness, and the window of the expiries and of the endings.
+type holdEnds struct {
+	reasons                   map[string]int
+	late                      []time.Duration
+	holds                     int
+	minExp, maxExp, maxClosed int64
+}
+
+func newHoldEnds() *holdEnds { return &holdEnds{reasons: map[string]int{}} }
+
+func (h *holdEnds) add(expireAt, closedAt int64, status int, reason string) {
+	if h.holds == 0 || expireAt < h.minExp {
+		h.minExp = expireAt
+	}
+	h.holds++
+	h.maxExp = max(h.maxExp, expireAt)
+	if core.OrderStatus(status) == core.StatusPending {
+		h.reasons["pending"]++
+		return
+	}
+	h.reasons[reason]++
+	h.maxClosed = max(h.maxClosed, closedAt)
+	// Every cancel counts, also the reconcile sweep's: it is the
+	// backstop when a timeout message comes late or never.
+	h.late = append(h.late, time.Duration(closedAt-expireAt)*time.Millisecond)
+}
+
+// cancelRate is the endings a second from the first expiry to the last ending.
+func (h *holdEnds) cancelRate() float64 {
+	if h.maxClosed <= h.minExp {
+		return 0
+	}
+	return float64(len(h.late)) / (float64(h.maxClosed-h.minExp) / 1e3)
+}
+
+// expiryRate is the holds coming due a second.
+func (h *holdEnds) expiryRate() float64 {
+	if h.maxExp <= h.minExp {
+		return 0
+	}
+	return float64(h.holds) / (float64(h.maxExp-h.minExp) / 1e3)
+}
+
 // collectExpiry reads the phase's outcome from the database: the timeline
 // the server recorded, not what the bench saw.
 func collectExpiry(ctx context.Context, s *stack, ph *expirePhase) error {
@@ -172,35 +217,15 @@ func collectExpiry(ctx context.Context, s *stack, ph *expirePhase) error {
 		return fmt.Errorf("expire %s: read orders: %w", ph.Name, err)
 	}
 	ph.Orders = len(rows)
-	ph.Reasons = map[string]int{}
-	var (
-		late                      []time.Duration
-		minExp, maxExp, maxClosed int64
-	)
-	for i, r := range rows {
-		if i == 0 || r.ExpireAt < minExp {
-			minExp = r.ExpireAt
-		}
-		maxExp = max(maxExp, r.ExpireAt)
-		if core.OrderStatus(r.Status) == core.StatusPending {
-			ph.Reasons["pending"]++
-			continue
-		}
-		ph.Reasons[r.Reason]++
-		maxClosed = max(maxClosed, r.ClosedAt)
-		// Every cancel counts, also the reconcile sweep's: it is the
-		// backstop when a timeout message comes late or never.
-		late = append(late, time.Duration(r.ClosedAt-r.ExpireAt)*time.Millisecond)
+	ends := newHoldEnds()
+	for _, r := range rows {
+		ends.add(r.ExpireAt, r.ClosedAt, r.Status, r.Reason)
 	}
-	ph.Spread = time.Duration(maxExp-minExp) * time.Millisecond
-	if maxClosed > minExp {
-		ph.CancelRate = float64(len(late)) / (float64(maxClosed-minExp) / 1e3)
-	}
-	if maxExp > minExp {
-		ph.ExpiryRate = float64(len(rows)) / (float64(maxExp-minExp) / 1e3)
-	}
-	ph.Drain = time.Duration(maxClosed-maxExp) * time.Millisecond
-	ph.Lateness = summarize(late)
+	ph.Reasons = ends.reasons
+	ph.Spread = time.Duration(ends.maxExp-ends.minExp) * time.Millisecond
+	ph.CancelRate, ph.ExpiryRate = ends.cancelRate(), ends.expiryRate()
+	ph.Drain = time.Duration(ends.maxClosed-ends.maxExp) * time.Millisecond
+	ph.Lateness = summarize(ends.late)
 
 	var evs []hopEvent
 	if err := x.SelectContext(ctx, &evs, `SELECT e.order_no, e.at, e.kind, e.detail FROM order_event e

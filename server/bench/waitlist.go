@@ -354,12 +354,11 @@ func collectWaitlist(ctx context.Context, s *stack, ph *waitlistPhase) error {
  FROM order_info WHERE show_id = ?`, ph.Show); err != nil {
 		return fmt.Errorf("waitlist %s: read orders: %w", ph.Name, err)
 	}
-	ph.Reasons = map[string]int{}
 	expireAt := map[string]int64{}
+	ends := newHoldEnds()
 	var (
-		late                                []time.Duration
-		minExp, maxExp, maxClosed, maxOffer int64
-		offers                              []string
+		maxOffer int64
+		offers   []string
 	)
 	for _, o := range orders {
 		switch {
@@ -371,27 +370,13 @@ func collectWaitlist(ctx context.Context, s *stack, ph *waitlistPhase) error {
 			ph.PublicInDB++
 			continue
 		}
-		ph.Holds++
 		expireAt[o.OrderNo] = o.ExpireAt
-		if minExp == 0 || o.ExpireAt < minExp {
-			minExp = o.ExpireAt
-		}
-		maxExp = max(maxExp, o.ExpireAt)
-		if core.OrderStatus(o.Status) == core.StatusPending {
-			ph.Reasons["pending"]++
-			continue
-		}
-		ph.Reasons[o.Reason]++
-		maxClosed = max(maxClosed, o.ClosedAt)
-		late = append(late, time.Duration(o.ClosedAt-o.ExpireAt)*time.Millisecond)
+		ends.add(o.ExpireAt, o.ClosedAt, o.Status, o.Reason)
 	}
-	ph.Lateness = summarize(late)
-	if maxExp > minExp {
-		ph.ExpiryRate = float64(ph.Holds) / (float64(maxExp-minExp) / 1e3)
-	}
-	if maxClosed > minExp {
-		ph.CancelRate = float64(len(late)) / (float64(maxClosed-minExp) / 1e3)
-	}
+	ph.Holds, ph.Reasons = ends.holds, ends.reasons
+	ph.Lateness = summarize(ends.late)
+	ph.ExpiryRate, ph.CancelRate = ends.expiryRate(), ends.cancelRate()
+	minExp := ends.minExp
 
 	// Each offer's hold is its placed event's from_order.
 	var evs []struct {
