@@ -52,7 +52,7 @@ func (e *Engine) CancelAndRelease(ctx context.Context, r CancelRequest) (CancelR
 		return CancelResult{Order: order}, nil
 	}
 	e.metrics.OrdersEnded.WithLabelValues(StatusCancelled.String(), r.Reason).Inc()
-	e.offerEnded(order)
+	e.countOfferExpired(order)
 	freedAt := now
 	if path != "" {
 		e.metrics.CancelLateness.WithLabelValues(path).Observe(now.Sub(order.ExpireAt).Seconds())

@@ -62,7 +62,7 @@ func (j *cancelJob) write(ctx context.Context, tx Tx) error {
 	if j.hand, err = j.e.handOff(ctx, tx, j.order, j.released, now); err != nil {
 		return err
 	}
-	if err := j.e.offersEnded(ctx, tx, []Order{j.order}); err != nil {
+	if err := j.e.expiredOfferHooks(ctx, tx, []Order{j.order}); err != nil {
 		return err
 	}
 	return r.audit(ctx, tx, now, j.order, true)
@@ -165,7 +165,7 @@ func cancelTogether(ctx context.Context, tx Tx, jobs []*cancelJob) (bool, error)
 		fs[i] = freeing{from: j.order, freed: j.released, at: j.now}
 		ended[i] = j.order
 	}
-	if err := winners[0].e.offersEnded(ctx, tx, ended); err != nil {
+	if err := winners[0].e.expiredOfferHooks(ctx, tx, ended); err != nil {
 		return false, err
 	}
 	hands, err := winners[0].e.handOffAll(ctx, tx, fs)

@@ -59,6 +59,12 @@ func (h handoff) handed() []string {
 	return ids
 }
 
+// notHanded returns a copy of ids without the seats the offers took.
+func (h handoff) notHanded(ids []string) []string {
+	handed := h.handed()
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(handed, id) })
+}
+
 // waitlistCache is which shows have their list enabled, with each one's
 // plan, read outside any transaction (prepareHandoff) so that a hand-off
 // in one reads nothing but its entries: on SQLite a read through the store
@@ -209,8 +215,8 @@ func (e *Engine) handOffAll(ctx context.Context, tx Tx, fs []freeing) ([]handoff
 		h.offers, h.wake = append(h.offers, of), wake
 	}
 	for i := range hands {
-		if handed := hands[i].handed(); len(handed) > 0 {
-			hands[i].rest = slices.DeleteFunc(slices.Clone(fs[i].freed), func(id string) bool { return slices.Contains(handed, id) })
+		if len(hands[i].offers) > 0 {
+			hands[i].rest = hands[i].notHanded(fs[i].freed)
 		}
 	}
 	return hands, nil
@@ -327,9 +333,9 @@ const (
 	WebhookExpired = "waitlist.expired" // an offer that ended unpaid
 )
 
-// offersEnded writes, with the cancels of ended that won, a
+// expiredOfferHooks writes, with the cancels of ended that won, a
 // waitlist.expired webhook event for each that was an offer.
-func (e *Engine) offersEnded(ctx context.Context, tx Tx, ended []Order) error {
+func (e *Engine) expiredOfferHooks(ctx context.Context, tx Tx, ended []Order) error {
 	if !e.cfg.Webhooks {
 		return nil
 	}
@@ -435,8 +441,8 @@ func (e *Engine) transferSeats(ctx context.Context, from string, o Order) error 
 	return err
 }
 
-// offerEnded counts what became of an offer's order when it ended unpaid.
-func (e *Engine) offerEnded(o Order) {
+// countOfferExpired counts what became of an offer's order when it ended unpaid.
+func (e *Engine) countOfferExpired(o Order) {
 	if o.Source == OrderSourceWaitlist {
 		e.metrics.WaitlistOffers.WithLabelValues(string(WaitExpired)).Inc()
 	}

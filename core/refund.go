@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -352,8 +351,7 @@ func (r *Refunds) afterRefund(ctx context.Context, o Order, hand handoff) {
 	e.afterHandOff(ctx, o, hand, e.clock.Now())
 	// The seats as placed but those handed on: a seat the DB had lost the
 	// row of may still be sold.
-	handed := hand.handed()
-	sold := slices.DeleteFunc(slices.Clone(o.SeatIDs), func(id string) bool { return slices.Contains(handed, id) })
+	sold := hand.notHanded(o.SeatIDs)
 	if len(sold) == 0 {
 		return
 	}

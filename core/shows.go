@@ -614,8 +614,7 @@ func (e *Engine) UnblockSeats(ctx context.Context, r BlockRequest) error {
 			"show_id", r.ShowID, "err", err)
 		return nil
 	}
-	handed := hand.handed()
-	e.notify.SeatsChanged(r.ShowID, slices.DeleteFunc(ids, func(id string) bool { return slices.Contains(handed, id) }), SeatAvailable, "")
+	e.notify.SeatsChanged(r.ShowID, hand.notHanded(ids), SeatAvailable, "")
 	return nil
 }
 
