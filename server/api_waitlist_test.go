@@ -51,6 +51,9 @@ func TestAPIWaitlist(t *testing.T) {
 		{"more than one order may hold", `"count":11`, 400, "invalid_request"},
 		{"an unknown category", `"count":1,"category":"VIP"`, 400, "unknown_category"},
 		{"an unknown key", `"count":1,"seats":2`, 400, "invalid_request"},
+		{"a control character in the name", `"count":1,"customer":{"name":"Ann\u0018Lee"}`, 400, "invalid_customer_name"},
+		{"a bad email", `"count":1,"customer":{"name":"Ann","email":"ann"}`, 400, "invalid_customer_email"},
+		{"a bad phone", `"count":1,"customer":{"name":"Ann","phone":"call me"}`, 400, "invalid_customer_phone"},
 	}
 	for _, r := range refusals {
 		if code, got := join(2, r.body); code != r.status || got["code"] != r.code {
