@@ -29,6 +29,19 @@ type HopSend struct {
 	ResendAt time.Time // from then on anyone may send the hop
 }
 
+// HopClaim is one order's claim of its next hop (ClaimTimeoutHops).
+type HopClaim struct {
+	OrderNo  string
+	From, To int
+	Send     HopSend
+}
+
+// HopRef names one order's hop.
+type HopRef struct {
+	OrderNo string
+	Hop     int
+}
+
 // earlyTolerance is how far before its due time a message may arrive and
 // still count as on time: the shortest level (clock skew between instances
 // and timer precision stay well within it), and at most half the message's

@@ -88,7 +88,7 @@ func (e *Engine) RetryDeadLetter(ctx context.Context, s DeadLetterStore, id int6
 	if err != nil {
 		return DeadLetter{}, err
 	}
-	if err := e.queue.Send(ctx, d.Msg, 0, 0); err != nil {
+	if err := e.queue.Send(ctx, []TimeoutMsg{d.Msg}, 0, 0); err != nil {
 		return DeadLetter{}, &Error{Kind: KindUnavailable, Code: "queue_unavailable",
 			Message: fmt.Sprintf("dead letter %d: send again: %v", id, err)}
 	}

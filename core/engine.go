@@ -201,7 +201,6 @@ func (e *Engine) place(ctx context.Context, r PlaceRequest) (Order, error) {
 // record follows the seat store's claim of o's seats (err its
 // outcome): the order's transaction, then its timeout message.
 func (e *Engine) record(ctx context.Context, o Order, planVersion int64, now time.Time, err error) (Order, error) {
-	firstHop := e.cfg.Delay.Plan(e.cfg.HoldTTL)
 	if err != nil {
 		e.countRejected(err)
 		if lockMayHaveRun(err) {
@@ -212,7 +211,7 @@ func (e *Engine) record(ctx context.Context, o Order, planVersion int64, now tim
 		}
 		return Order{}, err
 	}
-	err = e.placer.do(ctx, placement{ctx: ctx, o: &o, planVersion: planVersion, now: now, firstHop: firstHop})
+	err = e.placer.do(ctx, placement{ctx: ctx, o: &o, planVersion: planVersion, now: now, firstHop: e.cfg.Delay.Plan(e.cfg.HoldTTL)})
 	if err != nil {
 		// Compensation: the order does not exist, so its Redis locks must go.
 		e.compensate(ctx, o, "place: releasing seats after a failed transaction", err)
@@ -224,14 +223,9 @@ func (e *Engine) record(ctx context.Context, o Order, planVersion int64, now tim
 		return Order{}, fmt.Errorf("place: record order: %w", err)
 	}
 	e.metrics.OrdersPlaced.Inc()
+	// The order and its first timeout message (placebatch.go) are out:
+	// from here on nothing may fail the request.
 	e.notify.SeatsChanged(o.ShowID, o.SeatIDs, SeatLocked, o.OrderNo)
-	// The order is committed: from here on nothing may fail the request.
-	if e.outbox != nil {
-		// Its timeout message committed with it (TxQueue).
-		e.metrics.RearmHops.WithLabelValues(fmt.Sprint(firstHop.Level)).Inc()
-	} else {
-		e.sendTimeout(context.WithoutCancel(ctx), o.OrderNo, 1, firstHop, now)
-	}
 	return o, nil
 }
 

@@ -400,7 +400,7 @@ func TestCancelCommitsBeforeRelease(t *testing.T) {
 // failingQueue cannot send: placement must still succeed.
 type failingQueue struct{ core.DelayQueue }
 
-func (failingQueue) Send(context.Context, core.TimeoutMsg, int, time.Duration) error {
+func (failingQueue) Send(context.Context, []core.TimeoutMsg, int, time.Duration) error {
 	return errors.New("injected: broker down")
 }
 

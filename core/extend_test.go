@@ -242,7 +242,7 @@ func TestExtendInFlight(t *testing.T) {
 			eng := st.Engine(t, core.Config{HoldTTL: tt.ttl, Delay: tt.policy}, nil)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if err := st.Queue.Consume(ctx, eng.HandleTimeout); err != nil {
+			if err := st.Queue.Consume(ctx, eng.HandleTimeouts); err != nil {
 				t.Fatal(err)
 			}
 			o, err := eng.Place(ctx, core.PlaceRequest{UserID: 1, ShowID: show.ID, SeatIDs: []string{"A-1"}})

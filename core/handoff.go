@@ -412,6 +412,7 @@ func (e *Engine) afterHandOff(ctx context.Context, from Order, h handoff, freedA
 	}
 	ctx = context.WithoutCancel(ctx)
 	h.wake()
+	ps := make([]placement, 0, len(h.offers))
 	for _, of := range h.offers {
 		o := of.order
 		if err := e.transferSeats(ctx, from.OrderNo, o); err != nil {
@@ -423,12 +424,9 @@ func (e *Engine) afterHandOff(ctx context.Context, from Order, h handoff, freedA
 		}
 		e.metrics.WaitlistOffers.WithLabelValues(string(WaitOffered)).Inc()
 		e.metrics.WaitlistHandoff.Observe(e.clock.Now().Sub(freedAt).Seconds())
-		if e.outbox != nil {
-			e.metrics.RearmHops.WithLabelValues(fmt.Sprint(of.firstHop.Level)).Inc()
-		} else {
-			e.sendTimeout(ctx, o.OrderNo, 1, of.firstHop, o.CreatedAt)
-		}
+		ps = append(ps, placement{ctx: ctx, o: &of.order, now: o.CreatedAt, firstHop: of.firstHop})
 	}
+	e.firstHops(ctx, ps)
 }
 
 // transferSeats is the seat store's Transfer, sent once more when its reply

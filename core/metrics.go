@@ -19,6 +19,7 @@ type Metrics struct {
 	TimeoutSendFail  prometheus.Counter
 	TimeoutEarly     prometheus.Counter     // messages delivered well before their due time
 	RearmHops        *prometheus.CounterVec // level
+	TimeoutSends     prometheus.Counter     // delay-queue messages sent, each of one or more orders' timeouts
 	Payments         *prometheus.CounterVec // result
 	Discrepancies    *prometheus.CounterVec // kind
 	SeatStoreFailure *prometheus.CounterVec // op: release|sell|compensate|unblock
@@ -102,7 +103,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "seatflow_timeout_early_deliveries_total",
 			Help: "Timeout messages delivered well before their due time: the broker ignores the delay or its level table differs (a configuration error)."}),
 		RearmHops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "seatflow_timeout_hops_total", Help: "Timeout messages sent (the first at placement, then each re-arm), by delay level (0 = exact timer)."}, []string{"level"}),
+			Name: "seatflow_timeout_hops_total", Help: "Orders' timeouts sent (the first at placement, then each re-arm), by delay level (0 = exact timer); one message carries many (seatflow_timeout_sends_total)."}, []string{"level"}),
+		TimeoutSends: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatflow_timeout_sends_total",
+			Help: "Messages sent to the delay queue; each carries the timeouts of one or more orders (seatflow_timeout_hops_total counts those)."}),
 		Payments: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatflow_payments_total", Help: "Payment callbacks, by result."}, []string{"result"}),
 		Discrepancies: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -149,7 +153,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.OrdersPlaced, m.PlaceRejected, m.OrdersEnded, m.TimeoutFired, m.TimeoutSendFail,
-			m.TimeoutEarly, m.RearmHops, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds,
+			m.TimeoutEarly, m.RearmHops, m.TimeoutSends, m.Payments, m.Discrepancies, m.SeatStoreFailure, m.CancelLateness, m.HoldsExtended, m.Refunds,
 			m.TimeoutHandle, m.GroupCommitBatch, m.GroupCommitFallbacks)
 	}
 	m.zero()

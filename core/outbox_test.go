@@ -16,7 +16,7 @@ import (
 // outbox path nothing may call it.
 type unsendable struct{ *dbqueue.Queue }
 
-func (unsendable) Send(context.Context, core.TimeoutMsg, int, time.Duration) error {
+func (unsendable) Send(context.Context, []core.TimeoutMsg, int, time.Duration) error {
 	return errors.New("injected: Send called after the commit")
 }
 

@@ -18,9 +18,10 @@ import (
 // that breaks a constraint (a seat already taken in the DB while Redis said
 // free, a drawn code already in use) is rolled back and written order by
 // order, so one bad order never fails the others. Everything after the
-// commit (Redis, the timeout message) stays each caller's own, after do
-// returns; on a TxQueue (the DB queue) the first timeout message and its
-// event are rows of the same transaction instead.
+// commit but the first timeout messages (Redis, the live map) stays each
+// caller's own, after do returns. The batch's first timeout messages go out
+// as one message once it committed (firstHops); on a TxQueue (the DB queue)
+// they and their events are rows of the same transaction instead.
 const (
 	placeWriters  = 4  // batches committing at once; more only queue for the same locks
 	placeMaxBatch = 64 // orders per transaction: the API's 64 clients in one
@@ -38,7 +39,7 @@ type placement struct {
 	o           *Order
 	planVersion int64
 	now         time.Time
-	firstHop    DelayPlan // the first timeout message, written with the order on a TxQueue
+	firstHop    DelayPlan // its first timeout message (firstHops; in the transaction on a TxQueue)
 }
 
 // errBatchConstraint rolls a batch back so its orders are written one by one.
@@ -54,6 +55,15 @@ func (e *Engine) writePlacements(ctx context.Context, batch []*gcJob[placement])
 		for _, j := range batch {
 			close(j.done)
 		}
+	}()
+	defer func() { // after the commit, before the answers: the batch's first timeouts
+		placed := make([]placement, 0, len(batch))
+		for _, j := range batch {
+			if j.err == nil {
+				placed = append(placed, j.v)
+			}
+		}
+		e.firstHops(ctx, placed)
 	}()
 	if len(batch) == 1 {
 		if batch[0].err = e.recordPlacement(batch[0].v); batch[0].err == nil {

@@ -44,8 +44,11 @@ type Store interface {
 	// order is pending at hop, the send is not confirmed and its
 	// resend_at is not after now: one of several resenders wins.
 	ClaimTimeoutResend(ctx context.Context, orderNo string, hop int, now time.Time, send HopSend) (bool, error)
-	// MarkTimeoutSent confirms the claimed send of hop.
-	MarkTimeoutSent(ctx context.Context, orderNo string, hop int) error
+	// ClaimTimeoutHops is ClaimTimeoutHop for many orders in one
+	// transaction: won[i] says whether claims[i] matched.
+	ClaimTimeoutHops(ctx context.Context, claims []HopClaim) (won []bool, err error)
+	// MarkTimeoutsSent confirms the claimed sends of hops, in one statement.
+	MarkTimeoutsSent(ctx context.Context, hops []HopRef) error
 	// ReleaseTimeoutSend gives up the claimed send of hop after a failed
 	// send: anyone may send it from now on.
 	ReleaseTimeoutSend(ctx context.Context, orderNo string, hop int, now time.Time) error
@@ -181,16 +184,30 @@ type SeatStore interface {
 	Ping(ctx context.Context) error
 }
 
-// TimeoutHandler consumes one delivered timeout message.
-type TimeoutHandler func(ctx context.Context, msg TimeoutMsg) error
+// TimeoutHandler consumes the timeouts of one delivered message (or of
+// several delivered together), one order each. It returns an error per
+// timeout, nil when that one is done; an error means "deliver that one
+// again later", and never holds the others back.
+type TimeoutHandler func(ctx context.Context, msgs []TimeoutMsg) []error
+
+// PerTimeout is a TimeoutHandler that runs h on each timeout in turn.
+func PerTimeout(h func(ctx context.Context, msg TimeoutMsg) error) TimeoutHandler {
+	return func(ctx context.Context, msgs []TimeoutMsg) []error {
+		errs := make([]error, len(msgs))
+		for i, m := range msgs {
+			errs[i] = h(ctx, m)
+		}
+		return errs
+	}
+}
 
 // DelayQueue delivers timeout messages later, at least once.
 type DelayQueue interface {
-	// Send schedules msg. With level > 0 the queue delivers after the
-	// broker's delay level; with level == 0 after exactly delay.
-	Send(ctx context.Context, msg TimeoutMsg, level int, delay time.Duration) error
-	// Consume starts delivering due messages to h until Close. A handler
-	// error means "deliver again later".
+	// Send schedules the timeouts of msgs (one or more orders) as one
+	// message. With level > 0 the queue delivers after the broker's delay
+	// level; with level == 0 after exactly delay.
+	Send(ctx context.Context, msgs []TimeoutMsg, level int, delay time.Duration) error
+	// Consume starts delivering due messages to h until Close.
 	Consume(ctx context.Context, h TimeoutHandler) error
 	Ping(ctx context.Context) error
 	Close() error

@@ -71,7 +71,7 @@ func TestTimeoutHandleSeconds(t *testing.T) {
 			}
 			handle := eng.TimeoutHandler(core.DeadLetterRocketMQ)
 			msg := tt.msg(t, eng, clock, show)
-			if err := handle(t.Context(), msg); (err != nil) != tt.wantErr {
+			if err := handle(t.Context(), []core.TimeoutMsg{msg})[0]; (err != nil) != tt.wantErr {
 				t.Fatalf("handler error %v, want error %v", err, tt.wantErr)
 			}
 			for _, o := range outcomes {

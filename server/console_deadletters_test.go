@@ -26,10 +26,10 @@ func TestConsoleDeadLetterRetryAuditInsertFault(t *testing.T) {
 		env := newConsoleEnvOn(t, st)
 		ctx := context.Background()
 		delivered := make(chan core.TimeoutMsg, 8)
-		if err := st.Queue.Consume(ctx, func(_ context.Context, msg core.TimeoutMsg) error {
+		if err := st.Queue.Consume(ctx, core.PerTimeout(func(_ context.Context, msg core.TimeoutMsg) error {
 			delivered <- msg
 			return nil
-		}); err != nil {
+		})); err != nil {
 			t.Fatal(err)
 		}
 		o := env.place(9, "B-2")

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,15 +28,15 @@ type crashAfterClaim struct {
 	armed  atomic.Bool
 }
 
-func (s *crashAfterClaim) ClaimTimeoutHop(ctx context.Context, orderNo string, from, to int, send core.HopSend) (bool, error) {
-	won, err := s.Store.ClaimTimeoutHop(ctx, orderNo, from, to, send)
-	if err != nil || !won || !s.armed.CompareAndSwap(true, false) {
+func (s *crashAfterClaim) ClaimTimeoutHops(ctx context.Context, claims []core.HopClaim) ([]bool, error) {
+	won, err := s.Store.ClaimTimeoutHops(ctx, claims)
+	if err != nil || !slices.Contains(won, true) || !s.armed.CompareAndSwap(true, false) {
 		return won, err
 	}
 	if s.panics {
 		panic("injected crash between claiming hop and sending it")
 	}
-	return false, fmt.Errorf("claim hop: reply lost: %w", errInjected)
+	return nil, fmt.Errorf("claim hop: reply lost: %w", errInjected)
 }
 
 // recordingQueue is the stack's delay queue keeping every message sent, so
@@ -46,13 +47,13 @@ type recordingQueue struct {
 	sent []core.TimeoutMsg
 }
 
-func (q *recordingQueue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay time.Duration) error {
-	if err := q.DelayQueue.Send(ctx, msg, level, delay); err != nil {
+func (q *recordingQueue) Send(ctx context.Context, msgs []core.TimeoutMsg, level int, delay time.Duration) error {
+	if err := q.DelayQueue.Send(ctx, msgs, level, delay); err != nil {
 		return err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.sent = append(q.sent, msg)
+	q.sent = append(q.sent, msgs...)
 	return nil
 }
 

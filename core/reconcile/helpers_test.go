@@ -206,11 +206,11 @@ type flakyQueue struct {
 	failSend atomic.Bool
 }
 
-func (q *flakyQueue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay time.Duration) error {
+func (q *flakyQueue) Send(ctx context.Context, msgs []core.TimeoutMsg, level int, delay time.Duration) error {
 	if q.failSend.Load() {
 		return fmt.Errorf("send: %w", errInjected)
 	}
-	return q.DelayQueue.Send(ctx, msg, level, delay)
+	return q.DelayQueue.Send(ctx, msgs, level, delay)
 }
 
 // snapshot is the show's whole state in both stores, as comparable text.

@@ -148,10 +148,10 @@ func (hangingRelease) Release(_ context.Context, _, _ int64, orderNo string, _ [
 // nopQueue accepts timeout messages and never delivers them.
 type nopQueue struct{}
 
-func (nopQueue) Send(context.Context, core.TimeoutMsg, int, time.Duration) error { return nil }
-func (nopQueue) Consume(context.Context, core.TimeoutHandler) error              { return nil }
-func (nopQueue) Ping(context.Context) error                                      { return nil }
-func (nopQueue) Close() error                                                    { return nil }
+func (nopQueue) Send(context.Context, []core.TimeoutMsg, int, time.Duration) error { return nil }
+func (nopQueue) Consume(context.Context, core.TimeoutHandler) error                { return nil }
+func (nopQueue) Ping(context.Context) error                                        { return nil }
+func (nopQueue) Close() error                                                      { return nil }
 
 // childStack returns a migrated database and a seat store that a child
 // process can open too: a SQLite file and an in-process Redis of this test,

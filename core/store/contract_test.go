@@ -33,6 +33,7 @@ func TestContract(t *testing.T) {
 		{"InsertPayment", testInsertPayment},
 		{"Events", testEvents},
 		{"ClaimTimeoutHop", testClaimTimeoutHop},
+		{"ClaimTimeoutHops", testClaimTimeoutHops},
 		{"TimeoutSend", testTimeoutSend},
 		{"TakenSeats", testTakenSeats},
 		{"OrphanSeats", testOrphanSeats},
@@ -435,6 +436,44 @@ func testClaimTimeoutHop(t *testing.T, db *DB) {
 	}
 }
 
+// testClaimTimeoutHops claims the hops of a batch of orders together: each
+// claim wins or loses as it would alone, and confirming the won ones
+// touches only the hops named.
+func testClaimTimeoutHops(t *testing.T, db *DB) {
+	ctx := context.Background()
+	show := mkShow(t, db, 1, 4)
+	for i, no := range []string{"B1", "B2", "B3"} {
+		mustPlace(t, db, pending(no, show.ID, int64(i+1), t0, fmt.Sprintf("A-%d", i+1)))
+	}
+	if _, err := transition(ctx, db, "B3", core.StatusCancelled, core.Transition{At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	send := core.HopSend{DueAt: t0.Add(time.Minute), State: core.HopSending, ResendAt: t0.Add(core.TimeoutSendLease)}
+	claims := []core.HopClaim{
+		{OrderNo: "B2", From: 0, To: 1, Send: send},
+		{OrderNo: "B1", From: 0, To: 1, Send: send},
+		{OrderNo: "B1", From: 0, To: 1, Send: send}, // the same message twice in one batch
+		{OrderNo: "B3", From: 0, To: 1, Send: send}, // ended
+		{OrderNo: "missing", From: 0, To: 1, Send: send},
+		{OrderNo: "B2", From: 4, To: 5, Send: send}, // not at hop 4
+	}
+	won, err := db.ClaimTimeoutHops(ctx, claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, true, false, false, false, false}; !slices.Equal(won, want) {
+		t.Errorf("won %v, want %v", won, want)
+	}
+	if err := db.MarkTimeoutsSent(ctx, []core.HopRef{{OrderNo: "B1", Hop: 1}, {OrderNo: "B2", Hop: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	for no, want := range map[string]core.HopState{"B1": core.HopSent, "B2": core.HopSending} {
+		if o, _ := db.Order(ctx, no); o.TimeoutHop != 1 || o.TimeoutSend != want {
+			t.Errorf("%s: hop %d send %v, want hop 1 send %v", no, o.TimeoutHop, o.TimeoutSend, want)
+		}
+	}
+}
+
 // testTimeoutSend walks a hop's send through claim, a resend race, the
 // confirmation, a failed send given up, and a deferral.
 func testTimeoutSend(t *testing.T, db *DB) {
@@ -491,13 +530,13 @@ func testTimeoutSend(t *testing.T, db *DB) {
 	if got := unsent(lease); !slices.Equal(got, []string{"S1@1/1"}) {
 		t.Errorf("unsent after a failed send was given up: %v", got)
 	}
-	if err := db.MarkTimeoutSent(ctx, "S1", 1); err != nil {
+	if err := db.MarkTimeoutsSent(ctx, []core.HopRef{{OrderNo: "S1", Hop: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if o, _ := db.Order(ctx, "S1"); o.TimeoutSend != core.HopSent || !o.TimeoutDueAt.Equal(lease.Add(time.Minute)) {
 		t.Errorf("after confirm: send %v due %v", o.TimeoutSend, o.TimeoutDueAt)
 	}
-	if err := db.MarkTimeoutSent(ctx, "S2", 1); err != nil {
+	if err := db.MarkTimeoutsSent(ctx, []core.HopRef{{OrderNo: "S2", Hop: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if o, _ := db.Order(ctx, "S2"); o.TimeoutSend != core.HopDeferred || !o.TimeoutResendAt.Equal(t0.Add(time.Hour)) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -201,12 +202,52 @@ func (db *DB) ClaimTimeoutResend(ctx context.Context, orderNo string, hop int, n
 	return oneRow(res, "claim timeout resend "+orderNo)
 }
 
-// MarkTimeoutSent confirms hop's claimed send.
-func (db *DB) MarkTimeoutSent(ctx context.Context, orderNo string, hop int) error {
-	_, err := db.w.ExecContext(ctx, `UPDATE order_info SET timeout_send=0 WHERE order_no=? AND timeout_hop=? AND timeout_send=1`,
-		orderNo, hop)
+// ClaimTimeoutHops runs ClaimTimeoutHop's conditional update for each
+// claim in one transaction: a batch of re-arms pays one commit, and each
+// update still tells its own winner. It locks the rows in order-number
+// order, as the ending writers do, so batches never wait on each other in
+// a cycle.
+func (db *DB) ClaimTimeoutHops(ctx context.Context, claims []core.HopClaim) ([]bool, error) {
+	won := make([]bool, len(claims))
+	order := make([]int, len(claims))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(claims[a].OrderNo, claims[b].OrderNo) })
+	err := db.withTx(ctx, func(sx *sqlx.Tx) error {
+		for _, i := range order {
+			c := claims[i]
+			res, err := sx.ExecContext(ctx, `UPDATE order_info SET timeout_hop=?, timeout_due_at=?, timeout_send=?, timeout_resend_at=?
+ WHERE order_no=? AND status=0 AND timeout_hop=?`,
+				c.To, ms(c.Send.DueAt), int(c.Send.State), ms(c.Send.ResendAt), c.OrderNo, c.From)
+			if err != nil {
+				return dbErr(err, "claim timeout hop %s %d->%d", c.OrderNo, c.From, c.To)
+			}
+			if won[i], err = oneRow(res, "claim timeout hop "+c.OrderNo); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return dbErr(err, "mark timeout hop %s %d sent", orderNo, hop)
+		return nil, err
+	}
+	return won, nil
+}
+
+// MarkTimeoutsSent confirms the claimed sends of hops in one statement.
+func (db *DB) MarkTimeoutsSent(ctx context.Context, hops []core.HopRef) error {
+	if len(hops) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 2*len(hops))
+	for _, h := range hops {
+		args = append(args, h.OrderNo, h.Hop)
+	}
+	match := strings.TrimSuffix(strings.Repeat("(order_no=? AND timeout_hop=?) OR ", len(hops)), " OR ")
+	_, err := db.w.ExecContext(ctx, `UPDATE order_info SET timeout_send=0 WHERE timeout_send=1 AND (`+match+`)`, args...)
+	if err != nil {
+		return dbErr(err, "mark %d timeout hops sent (%s hop %d first)", len(hops), hops[0].OrderNo, hops[0].Hop)
 	}
 	return nil
 }

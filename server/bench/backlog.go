@@ -118,7 +118,7 @@ func backlogRows(scen, stack string, ph expirePhase, commit loadResult) []Row {
 	return []Row{
 		row("server down while the holds came due", d.Down.Seconds(), "s").vs("oldest hold overdue at the start (s)", d.Overdue.Seconds()),
 		row("backlog cancels/s (first → last cancel after the start)", d.Rate, "/s").vs("raw DB commit/s", commit.Rate).
-			target("≥ 0.5 of the raw commit rate", commit.Rate > 0 && d.Rate >= 0.5*commit.Rate),
+			target(fmt.Sprintf("≥ %.1f of the raw commit rate", ratioTarget(stack, 0.4, 0.6)), commit.Rate > 0 && d.Rate >= ratioTarget(stack, 0.4, 0.6)*commit.Rate),
 		row("start → first cancel", d.FirstCancel.Seconds(), "s"),
 		row("first → last cancel", d.Drain.Seconds(), "s"),
 		row("cancelled after the start", float64(d.Cancels), "").vs("holds placed", float64(ph.Orders)),

@@ -133,11 +133,12 @@ func measureCommit(ctx context.Context, o Options, s *stack, p *progress) (_ loa
 	return r, ledger.stop(r.Ops), limitErr(r)
 }
 
-// limitMsg is a timeout message of the engine's size: order numbers and
-// trace ids have a fixed length.
-func limitMsg(i int64, due time.Time) core.TimeoutMsg {
-	return core.TimeoutMsg{OrderNo: fmt.Sprintf("SF%s%012x", due.UTC().Format("20060102150405"), i),
-		Hop: 1, DueAt: due, TraceID: fmt.Sprintf("%016x", i)}
+// limitMsgs is a message of one order's timeout, of the engine's size
+// (order numbers and trace ids have a fixed length): the raw limit is one
+// send per message, whatever a message carries.
+func limitMsgs(i int64, due time.Time) []core.TimeoutMsg {
+	return []core.TimeoutMsg{{OrderNo: fmt.Sprintf("SF%s%012x", due.UTC().Format("20060102150405"), i),
+		Hop: 1, DueAt: due, TraceID: fmt.Sprintf("%016x", i)}}
 }
 
 // measureSend sends timeout-sized messages with the delay plan the server
@@ -171,7 +172,7 @@ func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPoli
 	defer func() { err = errors.Join(err, q.Close()) }()
 	label := fmt.Sprintf("limit: queue send (level %d, delay %v)", plan.Level, plan.Delay)
 	r := runLoad(ctx, limitSpec(o, label), p, func(ctx context.Context, i int64) (string, error) {
-		return "ok", q.Send(ctx, limitMsg(i, time.Now().Add(plan.Delay)), plan.Level, plan.Delay)
+		return "ok", q.Send(ctx, limitMsgs(i, time.Now().Add(plan.Delay)), plan.Level, plan.Delay)
 	})
 	return r, limitErr(r)
 }

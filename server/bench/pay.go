@@ -152,7 +152,7 @@ func payRows(stack string, res payResult, lim limitSet) []Row {
 	}
 	rows := []Row{
 		row("callbacks/s (10 % repeats)", res.Pay.Rate, "/s").vs("raw DB commit/s", c.Rate).
-			target("≥ 0.60 ratio", res.Pay.Rate >= 0.6*c.Rate),
+			target(fmt.Sprintf("≥ %.2f ratio", ratioTarget(stack, 0.45, 0.7)), res.Pay.Rate >= ratioTarget(stack, 0.45, 0.7)*c.Rate),
 		row("latency p50", ms(res.Pay.Latency.P50), "ms").vs("DB commit p50", ms(c.Latency.P50)),
 		row("latency p99", ms(res.Pay.Latency.P99), "ms").vs("DB commit p99", ms(c.Latency.P99)),
 		row("latency max", ms(res.Pay.Latency.Max), "ms").vs("DB commit max", ms(c.Latency.Max)),

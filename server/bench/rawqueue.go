@@ -74,7 +74,7 @@ func measureQueueLateness(ctx context.Context, o Options, s *stack, mode core.De
 		got      atomic.Int64
 	)
 	const probeNo = "SFPROBE"
-	err = q.Consume(ctx, func(_ context.Context, m core.TimeoutMsg) error {
+	err = q.Consume(ctx, core.PerTimeout(func(_ context.Context, m core.TimeoutMsg) error {
 		now := time.Now()
 		if m.OrderNo == probeNo {
 			if probed.CompareAndSwap(false, true) {
@@ -92,13 +92,13 @@ func measureQueueLateness(ctx context.Context, o Options, s *stack, mode core.De
 		lastAt = now
 		got.Add(1)
 		return nil
-	})
+	}))
 	if err != nil {
 		return queueLateness{}, fmt.Errorf("raw queue consume: %w", err)
 	}
 	// A new consumer group takes a while to be assigned its queues: wait
 	// until a message sent now comes back, so the wait is not counted.
-	if err := q.Send(ctx, core.TimeoutMsg{OrderNo: probeNo, DueAt: time.Now()}, 0, 0); err != nil {
+	if err := q.Send(ctx, []core.TimeoutMsg{{OrderNo: probeNo, DueAt: time.Now()}}, 0, 0); err != nil {
 		return queueLateness{}, fmt.Errorf("raw queue probe: %w", err)
 	}
 	select {
@@ -130,7 +130,7 @@ func measureQueueLateness(ctx context.Context, o Options, s *stack, mode core.De
 				break
 			}
 		}
-		return "ok", q.Send(ctx, limitMsg(i, msgDue), plan.Level, d)
+		return "ok", q.Send(ctx, limitMsgs(i, msgDue), plan.Level, d)
 	})
 	if err := out.Send.failure(); err != nil {
 		return out, fmt.Errorf("raw queue send: %w", err)

@@ -123,7 +123,7 @@ func TestRocketMQSendThroughProxies(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	if err := q.Send(ctx, limitMsg(1, time.Now().Add(time.Hour)), 0, time.Hour); err != nil {
+	if err := q.Send(ctx, limitMsgs(1, time.Now().Add(time.Hour)), 0, time.Hour); err != nil {
 		t.Fatalf("send through the proxies: %v", err)
 	}
 	d.mu.Lock()

@@ -72,7 +72,7 @@ type timedQueue struct {
 	s *steps
 }
 
-func (t timedQueue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay time.Duration) error {
+func (t timedQueue) Send(ctx context.Context, msgs []core.TimeoutMsg, level int, delay time.Duration) error {
 	defer t.s.since(&t.s.send, time.Now())
-	return t.DelayQueue.Send(ctx, msg, level, delay)
+	return t.DelayQueue.Send(ctx, msgs, level, delay)
 }

@@ -25,10 +25,10 @@ func BenchmarkDrainSQLite(b *testing.B) {
 		var handled atomic.Int64
 		start := time.Now()
 		b.StartTimer()
-		if err := q.Consume(context.Background(), func(context.Context, core.TimeoutMsg) error {
+		if err := q.Consume(context.Background(), core.PerTimeout(func(context.Context, core.TimeoutMsg) error {
 			handled.Add(1)
 			return nil
-		}); err != nil {
+		})); err != nil {
 			b.Fatal(err)
 		}
 		testenv.WaitFor(b, time.Minute, "burst drained", func() bool { return countRows(b, db, "1 = 1") == 0 })

@@ -19,6 +19,9 @@ const (
 	stmtTimeout = 10 * time.Second
 	// maxAckBatch bounds the id list of one DELETE.
 	maxAckBatch = 500
+	// maxHandleBatch bounds the tasks of one handler call: the cancel
+	// writer's batch.
+	maxHandleBatch = 64
 )
 
 // task is a claimed row waiting for, or in, a worker.
@@ -200,8 +203,9 @@ func (c *consumer) work() {
 		case <-c.ctx.Done():
 			return
 		case t := <-c.jobs:
-			c.deliver(t)
-			c.outstanding.Add(-1)
+			batch := c.more([]task{t})
+			c.deliver(batch)
+			c.outstanding.Add(-int64(len(batch)))
 			select {
 			case c.freed <- struct{}{}:
 			default: // the poller has a wake-up pending already
@@ -210,19 +214,54 @@ func (c *consumer) work() {
 	}
 }
 
-// deliver runs the handler on one task, then queues the row for deletion or
-// reschedules it with backoff.
-func (c *consumer) deliver(t task) {
-	msg := t.row.msg()
-	if time.Now().After(t.leaseEnd) {
-		// Another instance may hold it by now; running it here too would only
-		// add a duplicate. It is claimable again.
-		c.log.Warn("dbqueue: lease ran out before the task started", "order_no", msg.OrderNo, "hop", msg.Hop)
+// more adds to batch the claimed tasks waiting for a worker, up to
+// maxHandleBatch: tasks due together are handled together (the engine ends
+// the due ones in shared cancel batches and re-arms the rest in one
+// transaction), as RocketMQ delivers a batch message.
+func (c *consumer) more(batch []task) []task {
+	for len(batch) < maxHandleBatch {
+		select {
+		case t := <-c.jobs:
+			batch = append(batch, t)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// deliver runs the handler on a batch of tasks, then queues each row for
+// deletion or reschedules it with backoff: every task keeps its own
+// attempts, so one that fails never holds the others back.
+func (c *consumer) deliver(batch []task) {
+	live := batch[:0:0]
+	msgs := make([]core.TimeoutMsg, 0, len(batch))
+	leaseEnd := batch[0].leaseEnd
+	for _, t := range batch {
+		if time.Now().After(t.leaseEnd) {
+			// Another instance may hold it by now; running it here too would only
+			// add a duplicate. It is claimable again.
+			c.log.Warn("dbqueue: lease ran out before the task started", "order_no", t.row.OrderNo, "hop", t.row.Hop)
+			continue
+		}
+		live, msgs = append(live, t), append(msgs, t.row.msg())
+		if t.leaseEnd.Before(leaseEnd) {
+			leaseEnd = t.leaseEnd
+		}
+	}
+	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithDeadline(c.base, t.leaseEnd)
-	err := c.call(ctx, msg)
+	ctx, cancel := context.WithDeadline(c.base, leaseEnd)
+	errs := c.call(ctx, msgs)
 	cancel()
+	for i, t := range live {
+		c.settle(t, msgs[i], errs[i])
+	}
+}
+
+// settle acks, retries or buries one handled task.
+func (c *consumer) settle(t task, msg core.TimeoutMsg, err error) {
 	if err == nil {
 		select {
 		case c.acks <- t.row.ID:
@@ -269,15 +308,28 @@ func (c *consumer) bury(row taskRow, handlerErr error) {
 	}
 }
 
-// call runs the handler; a panic becomes an error so that one bad message
-// is retried with backoff instead of crashing every instance that claims it.
-func (c *consumer) call(ctx context.Context, msg core.TimeoutMsg) (err error) {
+// call runs the handler; a panic becomes an error for every task, so that
+// one bad message is retried with backoff instead of crashing every
+// instance that claims it.
+func (c *consumer) call(ctx context.Context, msgs []core.TimeoutMsg) (errs []error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("handler panic: %v\n%s", r, debug.Stack())
+			errs = failAll(len(msgs), fmt.Errorf("handler panic: %v\n%s", r, debug.Stack()))
 		}
 	}()
-	return c.h(ctx, msg)
+	if errs = c.h(ctx, msgs); len(errs) != len(msgs) {
+		return failAll(len(msgs), fmt.Errorf("handler returned %d results for %d tasks", len(errs), len(msgs)))
+	}
+	return errs
+}
+
+// failAll is err for each of n tasks.
+func failAll(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
 }
 
 // ack deletes handled rows, taking whatever has piled up during the last

@@ -37,8 +37,8 @@ func (c *stepClock) advance(d time.Duration) {
 // TestHandlerAlwaysFailingForOneOrderMakesItsTaskADeadLetter injects a
 // handler fault for one order only: after MaxAttempts failed deliveries its
 // task moves to dead_letter (attempts and the last error kept, the metric
-// counted once) and is delivered no more, while the other orders' tasks are
-// handled as usual.
+// counted once) and is delivered no more, while the other orders' tasks,
+// sent in the same message, are handled as usual.
 func TestHandlerAlwaysFailingForOneOrderMakesItsTaskADeadLetter(t *testing.T) {
 	const maxAttempts = 3
 	eachDialect(t, func(t *testing.T, tdb testDB) {
@@ -56,21 +56,24 @@ func TestHandlerAlwaysFailingForOneOrderMakesItsTaskADeadLetter(t *testing.T) {
 			}})
 		var poisonCalls atomic.Int32
 		var handled sync.Map
-		err := q.Consume(ctx, func(_ context.Context, msg core.TimeoutMsg) error {
+		err := q.Consume(ctx, core.PerTimeout(func(_ context.Context, msg core.TimeoutMsg) error {
 			if msg.OrderNo == "POISON" {
 				n := poisonCalls.Add(1)
 				return fmt.Errorf("injected fault: handler always fails for POISON (call %d)", n)
 			}
 			handled.Store(msg.OrderNo, true)
 			return nil
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
+		// One message of three orders: each is a task of its own.
+		var batch []core.TimeoutMsg
 		for _, no := range []string{"OK-1", "POISON", "OK-2"} {
-			if err := q.Send(ctx, core.TimeoutMsg{OrderNo: no, Hop: 2, TraceID: "tr-" + no}, 0, 0); err != nil {
-				t.Fatal(err)
-			}
+			batch = append(batch, core.TimeoutMsg{OrderNo: no, Hop: 2, TraceID: "tr-" + no})
+		}
+		if err := q.Send(ctx, batch, 0, 0); err != nil {
+			t.Fatal(err)
 		}
 		for i := 1; i < maxAttempts; i++ {
 			testenv.WaitFor(t, 5*time.Second, "poison task rescheduled after failure", func() bool {

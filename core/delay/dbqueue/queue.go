@@ -188,11 +188,20 @@ func defaultOwner() (string, error) {
 // Owner is the name this queue claims tasks under.
 func (q *Queue) Owner() string { return q.opts.Owner }
 
-// Send stores msg as a task due after Levels[level-1] (level > 0) or after
-// delay (level == 0). The row's due time is rounded up to the millisecond, so
-// a task is never delivered early.
-func (q *Queue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay time.Duration) error {
-	first, err := q.insertTasks(ctx, q.db, []core.QueuedMsg{{Msg: msg, Level: level, Delay: delay}})
+// Send stores msgs as tasks due after Levels[level-1] (level > 0) or after
+// delay (level == 0), in one multi-row INSERT: a task is one order's
+// timeout, so each keeps its own attempts, and the consumer hands tasks due
+// together to one handler call. The rows' due time is rounded up to the
+// millisecond, so a task is never delivered early.
+func (q *Queue) Send(ctx context.Context, msgs []core.TimeoutMsg, level int, delay time.Duration) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	qm := make([]core.QueuedMsg, len(msgs))
+	for i, m := range msgs {
+		qm[i] = core.QueuedMsg{Msg: m, Level: level, Delay: delay}
+	}
+	first, err := q.insertTasks(ctx, q.db, qm)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func TestSendDueTime(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				orderNo := fmt.Sprintf("O-%d", i)
 				msg := core.TimeoutMsg{OrderNo: orderNo, Hop: 3, TraceID: "trace-" + orderNo}
-				err := q.Send(context.Background(), msg, tt.level, tt.delay)
+				err := q.Send(context.Background(), []core.TimeoutMsg{msg}, tt.level, tt.delay)
 				if tt.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 						t.Fatalf("Send: err = %v, want %q", err, tt.wantErr)
@@ -148,7 +148,7 @@ func TestLateness(t *testing.T) {
 		late := make([]time.Duration, 0, n)
 		var early []string
 		done := make(chan struct{})
-		err := q.Consume(context.Background(), func(_ context.Context, msg core.TimeoutMsg) error {
+		err := q.Consume(context.Background(), core.PerTimeout(func(_ context.Context, msg core.TimeoutMsg) error {
 			now := time.Now()
 			mu.Lock()
 			defer mu.Unlock()
@@ -165,7 +165,7 @@ func TestLateness(t *testing.T) {
 				close(done)
 			}
 			return nil
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestLateness(t *testing.T) {
 			mu.Lock()
 			due[orderNo] = time.Now().Add(delay) // before Send reads its clock: a lower bound
 			mu.Unlock()
-			if err := q.Send(context.Background(), core.TimeoutMsg{OrderNo: orderNo, Hop: 1}, 0, delay); err != nil {
+			if err := q.Send(context.Background(), []core.TimeoutMsg{{OrderNo: orderNo, Hop: 1}}, 0, delay); err != nil {
 				t.Fatal(err)
 			}
 			if i%100 == 99 {
@@ -224,18 +224,18 @@ func TestWakeUp(t *testing.T) {
 				start := time.Now()
 				if tt.otherInstance {
 					other, _ := newQueue(t, tdb, Options{})
-					if err := other.Send(ctx, msg, 0, delay); err != nil {
+					if err := other.Send(ctx, []core.TimeoutMsg{msg}, 0, delay); err != nil {
 						t.Fatal(err)
 					}
 				}
 				got := make(chan time.Time, 1)
-				if err := q.Consume(ctx, func(context.Context, core.TimeoutMsg) error { got <- time.Now(); return nil }); err != nil {
+				if err := q.Consume(ctx, core.PerTimeout(func(context.Context, core.TimeoutMsg) error { got <- time.Now(); return nil })); err != nil {
 					t.Fatal(err)
 				}
 				if !tt.otherInstance {
 					time.Sleep(100 * time.Millisecond) // the first poll found nothing; the poller sleeps
 					start = time.Now()
-					if err := q.Send(ctx, msg, 0, delay); err != nil {
+					if err := q.Send(ctx, []core.TimeoutMsg{msg}, 0, delay); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -274,7 +274,7 @@ func TestRetryBackoff(t *testing.T) {
 				}
 				var deliveries []delivery
 				done := make(chan struct{})
-				err := q.Consume(context.Background(), func(ctx context.Context, msg core.TimeoutMsg) error {
+				err := q.Consume(context.Background(), core.PerTimeout(func(ctx context.Context, msg core.TimeoutMsg) error {
 					var attempts int
 					if err := db.GetContext(ctx, &attempts, `SELECT attempts FROM delay_task WHERE order_no = ?`, msg.OrderNo); err != nil {
 						return fmt.Errorf("read attempts: %w", err)
@@ -285,11 +285,11 @@ func TestRetryBackoff(t *testing.T) {
 					}
 					close(done)
 					return nil
-				})
+				}))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := q.Send(context.Background(), core.TimeoutMsg{OrderNo: "R-1", Hop: 1}, 0, 0); err != nil {
+				if err := q.Send(context.Background(), []core.TimeoutMsg{{OrderNo: "R-1", Hop: 1}}, 0, 0); err != nil {
 					t.Fatal(err)
 				}
 				select {
@@ -329,24 +329,24 @@ func TestRestart(t *testing.T) {
 		started := make(chan string, 10)
 		release := make(chan struct{})
 		var handled1 []string
-		err := q1.Consume(ctx, func(_ context.Context, msg core.TimeoutMsg) error {
+		err := q1.Consume(ctx, core.PerTimeout(func(_ context.Context, msg core.TimeoutMsg) error {
 			handled1 = append(handled1, msg.OrderNo) // Workers: 1
 			started <- msg.OrderNo
 			<-release
 			return nil
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range 3 {
-			if err := q1.Send(ctx, core.TimeoutMsg{OrderNo: fmt.Sprintf("S-%d", i), Hop: 1}, 0, 0); err != nil {
+			if err := q1.Send(ctx, []core.TimeoutMsg{{OrderNo: fmt.Sprintf("S-%d", i), Hop: 1}}, 0, 0); err != nil {
 				t.Fatal(err)
 			}
 			if i == 0 {
 				<-started // the worker holds S-0; S-1 and S-2 get claimed behind it
 			}
 		}
-		if err := q1.Send(ctx, core.TimeoutMsg{OrderNo: "S-later", Hop: 1}, 0, 1500*time.Millisecond); err != nil {
+		if err := q1.Send(ctx, []core.TimeoutMsg{{OrderNo: "S-later", Hop: 1}}, 0, 1500*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 		testenv.WaitFor(t, 5*time.Second, "q1 claims S-1 and S-2", func() bool {
@@ -372,7 +372,7 @@ func TestRestart(t *testing.T) {
 		q2, _ := newQueue(t, tdb, Options{Poll: 20 * time.Millisecond})
 		got := make(chan string, 10)
 		restarted := time.Now()
-		if err := q2.Consume(ctx, func(_ context.Context, msg core.TimeoutMsg) error { got <- msg.OrderNo; return nil }); err != nil {
+		if err := q2.Consume(ctx, core.PerTimeout(func(_ context.Context, msg core.TimeoutMsg) error { got <- msg.OrderNo; return nil })); err != nil {
 			t.Fatal(err)
 		}
 		var handled2 []string
@@ -408,7 +408,7 @@ func TestTwoOwnersExactlyOnce(t *testing.T) {
 		for _, owner := range []string{"owner-a", "owner-b"} {
 			q, _ := newQueue(t, tdb, Options{Owner: owner, Poll: 20 * time.Millisecond, Batch: 50})
 			queues = append(queues, q)
-			err := q.Consume(ctx, func(_ context.Context, msg core.TimeoutMsg) error {
+			err := q.Consume(ctx, core.PerTimeout(func(_ context.Context, msg core.TimeoutMsg) error {
 				mu.Lock()
 				count[msg.OrderNo]++
 				byOwner[owner]++
@@ -416,7 +416,7 @@ func TestTwoOwnersExactlyOnce(t *testing.T) {
 				total.Add(1)
 				time.Sleep(time.Duration(rand.IntN(2)) * time.Millisecond) // let the workers interleave
 				return nil
-			})
+			}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -427,7 +427,7 @@ func TestTwoOwnersExactlyOnce(t *testing.T) {
 		for i := n / 2; i < n; i++ {
 			q := queues[i%2]
 			delay := time.Duration(rand.IntN(300)) * time.Millisecond
-			if err := q.Send(ctx, core.TimeoutMsg{OrderNo: fmt.Sprintf("T-%d", i), Hop: 1}, 0, delay); err != nil {
+			if err := q.Send(ctx, []core.TimeoutMsg{{OrderNo: fmt.Sprintf("T-%d", i), Hop: 1}}, 0, delay); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -468,7 +468,7 @@ func TestLeaseExpiry(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := make(chan time.Time, 2)
-			if err := b.Consume(ctx, func(context.Context, core.TimeoutMsg) error { got <- time.Now(); return nil }); err != nil {
+			if err := b.Consume(ctx, core.PerTimeout(func(context.Context, core.TimeoutMsg) error { got <- time.Now(); return nil })); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -490,7 +490,7 @@ func TestLeaseExpiry(t *testing.T) {
 			aLeaseEnd := make(chan time.Time, 10)
 			aCtxErr := make(chan error, 10)
 			bTook := make(chan struct{})
-			err := a.Consume(ctx, func(hctx context.Context, msg core.TimeoutMsg) error {
+			err := a.Consume(ctx, core.PerTimeout(func(hctx context.Context, msg core.TimeoutMsg) error {
 				var until int64
 				if err := db.GetContext(ctx, &until, `SELECT claimed_until FROM delay_task WHERE order_no = ?`, msg.OrderNo); err != nil {
 					return err
@@ -503,17 +503,17 @@ func TestLeaseExpiry(t *testing.T) {
 				case <-time.After(10 * time.Second):
 				}
 				return nil
-			})
+			}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Send(ctx, core.TimeoutMsg{OrderNo: "L-1", Hop: 1}, 0, 0); err != nil {
+			if err := a.Send(ctx, []core.TimeoutMsg{{OrderNo: "L-1", Hop: 1}}, 0, 0); err != nil {
 				t.Fatal(err)
 			}
 			leaseEnd := <-aLeaseEnd
 			b, _ := newQueue(t, tdb, Options{Owner: "taker", Poll: 20 * time.Millisecond})
 			got := make(chan time.Time, 2)
-			if err := b.Consume(ctx, func(context.Context, core.TimeoutMsg) error { got <- time.Now(); return nil }); err != nil {
+			if err := b.Consume(ctx, core.PerTimeout(func(context.Context, core.TimeoutMsg) error { got <- time.Now(); return nil })); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -556,7 +556,7 @@ func TestDrainBurst(t *testing.T) {
 		insertDue(t, db, "B", n, time.Now().UnixMilli())
 		var handled atomic.Int64
 		start := time.Now()
-		if err := q.Consume(context.Background(), func(context.Context, core.TimeoutMsg) error { handled.Add(1); return nil }); err != nil {
+		if err := q.Consume(context.Background(), core.PerTimeout(func(context.Context, core.TimeoutMsg) error { handled.Add(1); return nil })); err != nil {
 			t.Fatal(err)
 		}
 		testenv.WaitFor(t, time.Minute, "burst drained", func() bool { return countRows(t, db, "1 = 1") == 0 })
@@ -571,7 +571,7 @@ func TestDrainBurst(t *testing.T) {
 func TestConsumeAndCloseLifecycle(t *testing.T) {
 	tdb := newTestDB(t, SQLite)
 	ctx := context.Background()
-	nop := func(context.Context, core.TimeoutMsg) error { return nil }
+	nop := core.PerTimeout(func(context.Context, core.TimeoutMsg) error { return nil })
 	q, _ := newQueue(t, tdb, Options{})
 	if err := q.Ping(ctx); err != nil {
 		t.Errorf("Ping: %v", err)

@@ -2,7 +2,6 @@ package rocketmq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -125,14 +124,15 @@ func (q *Queue) deliver(base context.Context, h core.TimeoutHandler, msgs []*pri
 	return result
 }
 
-// handle decodes one message and runs h on it; it reports whether the
-// message may be acked.
+// handle decodes one message and runs h on its timeouts; it reports
+// whether the message may be acked. When some of a batch's timeouts fail
+// and others do not, the failed ones are sent again, each as a message of
+// its own, and the batch is acked: a poison order then fails its own
+// retries into the dead-letter topic, alone, while its neighbours are done
+// with. Only a batch whose every timeout failed (a database out of reach)
+// goes back to the broker whole.
 func (q *Queue) handle(base context.Context, h core.TimeoutHandler, m *primitive.MessageExt) bool {
-	var msg core.TimeoutMsg
-	err := json.Unmarshal(m.Body, &msg)
-	if err == nil && msg.OrderNo == "" {
-		err = errors.New("no order_no")
-	}
+	msgs, err := decodeBody(m.Body)
 	if err != nil {
 		// Redelivery cannot repair a body: ack it rather than retry forever.
 		body := m.Body[:min(len(m.Body), maxLoggedBody)]
@@ -140,8 +140,8 @@ func (q *Queue) handle(base context.Context, h core.TimeoutHandler, m *primitive
 			"keys", m.GetProperty(primitive.PropertyKeys), "body", string(body), "err", err)
 		return true
 	}
-	if msg.TraceID == "" {
-		msg.TraceID = m.GetProperty(PropTraceID)
+	if len(msgs) == 1 && msgs[0].TraceID == "" {
+		msgs[0].TraceID = m.GetProperty(PropTraceID)
 	}
 
 	q.mu.Lock()
@@ -158,35 +158,79 @@ func (q *Queue) handle(base context.Context, h core.TimeoutHandler, m *primitive
 	q.mu.Unlock()
 	defer q.inflight.Done()
 
-	ctx, cancel := context.WithTimeout(core.WithTraceID(base, msg.TraceID), q.cfg.HandleTimeout)
+	ctx, cancel := context.WithTimeout(base, q.cfg.HandleTimeout)
 	defer cancel()
-	start := time.Now()
-	err = callHandler(ctx, h, msg)
-	if q.cfg.OnConsumed != nil {
-		q.cfg.OnConsumed(time.Since(start), err)
+	if len(msgs) == 1 {
+		ctx = core.WithTraceID(ctx, msgs[0].TraceID)
 	}
-	if err != nil {
-		if int(m.ReconsumeTimes) >= q.cfg.MaxAttempts-1 {
-			q.lastErrors.put(originID(m), err.Error())
-			q.log.Error("timeout handler failed its last attempt; the broker moves the message to the dead-letter topic",
-				"order_no", msg.OrderNo, "hop", msg.Hop, "trace_id", msg.TraceID, "attempts", m.ReconsumeTimes+1,
-				"topic", dlqTopicPrefix+q.cfg.Group, "err", err)
+	start := time.Now()
+	errs := callHandler(ctx, h, msgs)
+	var failed []core.TimeoutMsg
+	var failErrs []error
+	for i, err := range errs {
+		if err != nil {
+			failed, failErrs = append(failed, msgs[i]), append(failErrs, err)
+		}
+	}
+	if q.cfg.OnConsumed != nil {
+		q.cfg.OnConsumed(time.Since(start), errors.Join(failErrs...))
+	}
+	switch {
+	case len(failed) == 0:
+		return true
+	case len(failed) < len(msgs):
+		return q.splitOff(ctx, failed, failErrs)
+	}
+	first := msgs[0]
+	err = failErrs[0]
+	if int(m.ReconsumeTimes) >= q.cfg.MaxAttempts-1 {
+		q.lastErrors.put(originID(m), err.Error())
+		q.log.Error("timeout handler failed its last attempt; the broker moves the message to the dead-letter topic",
+			"order_no", first.OrderNo, "hop", first.Hop, "orders", len(msgs), "trace_id", first.TraceID,
+			"attempts", m.ReconsumeTimes+1, "topic", dlqTopicPrefix+q.cfg.Group, "err", err)
+		return false
+	}
+	q.log.Warn("timeout handler failed; message will be redelivered", "order_no", first.OrderNo,
+		"hop", first.Hop, "orders", len(msgs), "trace_id", first.TraceID, "reconsume", m.ReconsumeTimes, "err", err)
+	return false
+}
+
+// splitOff sends each failed timeout of a batch again as a message of its
+// own, due at once; it reports whether all went out (else the whole batch
+// comes back, and its done timeouts find nothing left to do).
+func (q *Queue) splitOff(ctx context.Context, failed []core.TimeoutMsg, errs []error) bool {
+	for i, msg := range failed {
+		q.log.Warn("timeout handler failed for one order of a batch; it is retried alone", "order_no", msg.OrderNo,
+			"hop", msg.Hop, "trace_id", msg.TraceID, "err", errs[i])
+		if err := q.Send(context.WithoutCancel(ctx), []core.TimeoutMsg{msg}, 0, 0); err != nil {
+			q.log.Error("sending a failed order of a batch on its own failed; the batch will be redelivered",
+				"order_no", msg.OrderNo, "hop", msg.Hop, "err", err)
 			return false
 		}
-		q.log.Warn("timeout handler failed; message will be redelivered", "order_no", msg.OrderNo,
-			"hop", msg.Hop, "trace_id", msg.TraceID, "reconsume", m.ReconsumeTimes, "err", err)
-		return false
 	}
 	return true
 }
 
-// callHandler turns a panic into an error: a panic escaping the callback
-// leaves the message neither acked nor sent back, stalling its queue.
-func callHandler(ctx context.Context, h core.TimeoutHandler, msg core.TimeoutMsg) (err error) {
+// callHandler turns a panic into an error for every timeout: a panic
+// escaping the callback leaves the message neither acked nor sent back,
+// stalling its queue.
+func callHandler(ctx context.Context, h core.TimeoutHandler, msgs []core.TimeoutMsg) (errs []error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("timeout handler panic: %v", r)
+			errs = failAll(len(msgs), fmt.Errorf("timeout handler panic: %v", r))
 		}
 	}()
-	return h(ctx, msg)
+	if errs = h(ctx, msgs); len(errs) != len(msgs) {
+		return failAll(len(msgs), fmt.Errorf("timeout handler returned %d results for %d timeouts", len(errs), len(msgs)))
+	}
+	return errs
+}
+
+// failAll is err for each of n timeouts.
+func failAll(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
 }

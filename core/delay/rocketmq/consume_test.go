@@ -14,7 +14,8 @@ import (
 )
 
 // TestHandle covers the consumer callback without a broker: what is acked,
-// what goes back for a retry, and what the handler sees.
+// what goes back for a retry, and what the handler sees. Bodies of one
+// order's core.TimeoutMsg are what versions before batch messages sent.
 func TestHandle(t *testing.T) {
 	due := time.Date(2026, 12, 1, 10, 15, 0, 0, time.UTC)
 	valid := `{"order_no":"O1","hop":2,"due_at":"2026-12-01T10:15:00Z","trace_id":"body-trace"}`
@@ -41,7 +42,14 @@ func TestHandle(t *testing.T) {
 			wantMsg:   core.TimeoutMsg{OrderNo: "O2", Hop: 1, TraceID: "prop-trace"},
 			wantTrace: "prop-trace",
 		},
+		{
+			name: "one-order batch body", body: `{"orders":[` + valid + `]}`, wantAck: true, wantCalls: 1,
+			wantMsg:   core.TimeoutMsg{OrderNo: "O1", Hop: 2, DueAt: due, TraceID: "body-trace"},
+			wantTrace: "body-trace",
+		},
 		{name: "malformed json is acked", body: `{"order_no":`, wantAck: true},
+		{name: "empty batch is acked", body: `{"orders":[]}`, wantAck: true},
+		{name: "batch with an order missing its number is acked", body: `{"orders":[` + valid + `,{"hop":1}]}`, wantAck: true},
 		{name: "missing order no is acked", body: `{"hop":1}`, wantAck: true},
 		{name: "null body is acked", body: `null`, wantAck: true},
 		{
@@ -90,7 +98,7 @@ func TestHandle(t *testing.T) {
 				m.WithProperty(k, v)
 			}
 
-			if got := q.handle(context.Background(), h, m); got != tt.wantAck {
+			if got := q.handle(context.Background(), core.PerTimeout(h), m); got != tt.wantAck {
 				t.Errorf("ack = %v, want %v", got, tt.wantAck)
 			}
 			if calls != tt.wantCalls {

@@ -2,7 +2,6 @@ package rocketmq
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -61,10 +60,12 @@ func (q *Queue) consumeDeadLetters(ctx context.Context, base context.Context) (r
 	err = c.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
 		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			for _, m := range msgs {
-				if err := q.cfg.OnDeadLetter(base, q.deadLetter(m)); err != nil {
-					q.log.Error("recording a dead letter failed; it is read again later", "topic", topic,
-						"msg_id", m.MsgId, "err", err)
-					return consumer.ConsumeRetryLater, nil
+				for _, d := range q.deadLetters(m) {
+					if err := q.cfg.OnDeadLetter(base, d); err != nil {
+						q.log.Error("recording a dead letter failed; it is read again later", "topic", topic,
+							"msg_id", m.MsgId, "order_no", d.Msg.OrderNo, "err", err)
+						return consumer.ConsumeRetryLater, nil
+					}
 				}
 			}
 			return consumer.ConsumeSuccess, nil
@@ -78,12 +79,16 @@ func (q *Queue) consumeDeadLetters(ctx context.Context, base context.Context) (r
 	return c, nil
 }
 
-// deadLetter is the dead letter of one DLQ message. A body that is not a
-// timeout message keeps the order number of the message's keys.
-func (q *Queue) deadLetter(m *primitive.MessageExt) core.DeadLetter {
-	var msg core.TimeoutMsg
-	if err := json.Unmarshal(m.Body, &msg); err != nil || msg.OrderNo == "" {
-		msg = core.TimeoutMsg{OrderNo: m.GetProperty(primitive.PropertyKeys), TraceID: m.GetProperty(PropTraceID)}
+// deadLetters are the dead letters of one DLQ message, one per order, each
+// with its own timeout as the payload, so each is retried alone. A message
+// of one order is stored under the message's id, each order of a batch
+// (every one of whose timeouts failed every attempt) under the message's
+// id and its order number. A body that is not a timeout message is stored
+// as delivered, with the order number of the message's keys.
+func (q *Queue) deadLetters(m *primitive.MessageExt) []core.DeadLetter {
+	msgs, bodyErr := decodeBody(m.Body)
+	if bodyErr != nil {
+		msgs = []core.TimeoutMsg{{OrderNo: m.GetProperty(primitive.PropertyKeys), TraceID: m.GetProperty(PropTraceID)}}
 	}
 	at := time.Now()
 	if m.StoreTimestamp > 0 {
@@ -92,9 +97,19 @@ func (q *Queue) deadLetter(m *primitive.MessageExt) core.DeadLetter {
 	// The broker counts the move to the DLQ as one more reconsume.
 	attempts := max(int(m.ReconsumeTimes), 1)
 	key := originID(m)
-	d := core.NewDeadLetter(core.DeadLetterRocketMQ, msg, attempts, q.lastErrors.take(key), at.UTC())
-	d.Payload, d.MsgKey = strings.ToValidUTF8(string(m.Body[:min(len(m.Body), core.MaxDeadLetterPayload)]), "?"), key
-	return d
+	lastErr := q.lastErrors.take(key)
+	out := make([]core.DeadLetter, len(msgs))
+	for i, msg := range msgs {
+		out[i] = core.NewDeadLetter(core.DeadLetterRocketMQ, msg, attempts, lastErr, at.UTC())
+		out[i].MsgKey = key + "/" + msg.OrderNo
+	}
+	if len(msgs) == 1 {
+		out[0].MsgKey = key
+	}
+	if bodyErr != nil {
+		out[0].Payload = strings.ToValidUTF8(string(m.Body[:min(len(m.Body), core.MaxDeadLetterPayload)]), "?")
+	}
+	return out
 }
 
 // originID names a message across its retries and its dead letter: the

@@ -18,10 +18,17 @@ import (
 // it exactly MaxAttempts calls, the broker moves it to %DLQ%<group>, and
 // the queue reads it back from there (attempts, last error, payload) while
 // the other order is handled once. With 2 attempts the one retry waits the
-// broker's level-3 back-off (~10 s); the figure is printed.
+// broker's level-3 back-off (~10 s); the figure is printed. Sent in one
+// message with the other order, the poison order is split off after its
+// first failure and sent alone, so it takes one call more and its dead
+// letter is its own.
 func TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted(t *testing.T) {
-	for _, maxAttempts := range []int{1, 2} {
-		t.Run(fmt.Sprintf("max attempts %d", maxAttempts), func(t *testing.T) {
+	for _, tt := range []struct {
+		maxAttempts int
+		batched     bool
+	}{{1, false}, {2, false}, {1, true}, {2, true}} {
+		maxAttempts := tt.maxAttempts
+		t.Run(fmt.Sprintf("max attempts %d, in one message %v", maxAttempts, tt.batched), func(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)
 			cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -50,8 +57,17 @@ func TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted(t *testing.T) 
 				}
 				return nil
 			})
-			send(t, q, core.TimeoutMsg{OrderNo: poison, Hop: 4, TraceID: "trace-" + poison}, 0, 0)
-			send(t, q, core.TimeoutMsg{OrderNo: good, Hop: 1}, 0, 0)
+			poisonMsg, goodMsg := core.TimeoutMsg{OrderNo: poison, Hop: 4, TraceID: "trace-" + poison}, core.TimeoutMsg{OrderNo: good, Hop: 1}
+			wantPoisonCalls := int32(maxAttempts)
+			if tt.batched {
+				if err := q.Send(t.Context(), []core.TimeoutMsg{goodMsg, poisonMsg}, 0, 0); err != nil {
+					t.Fatal(err)
+				}
+				wantPoisonCalls++
+			} else {
+				send(t, q, poisonMsg, 0, 0)
+				send(t, q, goodMsg, 0, 0)
+			}
 
 			var d core.DeadLetter
 			select {
@@ -65,8 +81,8 @@ func TestHandlerAlwaysFailingForOneOrderLandsInTheDLQAndIsCounted(t *testing.T) 
 				!strings.Contains(d.LastError, "injected fault") {
 				t.Errorf("dead letter %+v", d)
 			}
-			if got := poisonCalls.Load(); got != int32(maxAttempts) {
-				t.Errorf("poison handler calls = %d, want MaxAttempts = %d", got, maxAttempts)
+			if got := poisonCalls.Load(); got != wantPoisonCalls {
+				t.Errorf("poison handler calls = %d, want %d", got, wantPoisonCalls)
 			}
 			// The other order's message is consumed beside the poison's,
 			// not before its dead letter is read back: wait for it.

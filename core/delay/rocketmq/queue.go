@@ -2,7 +2,6 @@ package rocketmq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -237,22 +236,32 @@ func (q *Queue) routeBrokers(ctx context.Context, topic string) (map[string]bool
 	return have, nil
 }
 
-// Send schedules msg: after the broker's delay level when level > 0, after
-// exactly delay (a RocketMQ 5 timer message) when level == 0.
-func (q *Queue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay time.Duration) error {
+// Send schedules msgs as one message: after the broker's delay level when
+// level > 0, after exactly delay (a RocketMQ 5 timer message) when level ==
+// 0. A message of one order carries its number as the message key (and its
+// hop and trace id as properties), for lookups in the broker's tools; a
+// batch carries none, as the broker indexes every key it is given.
+func (q *Queue) Send(ctx context.Context, msgs []core.TimeoutMsg, level int, delay time.Duration) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	first := msgs[0]
 	if q.closed.Load() {
 		return ErrClosed
 	}
 	if level < 0 {
-		return fmt.Errorf("rocketmq send %s hop %d: delay level %d is negative", msg.OrderNo, msg.Hop, level)
+		return fmt.Errorf("rocketmq send %s hop %d: delay level %d is negative", first.OrderNo, first.Hop, level)
 	}
-	body, err := json.Marshal(msg)
+	body, err := encodeBody(msgs)
 	if err != nil {
-		return fmt.Errorf("rocketmq send %s hop %d: encode: %w", msg.OrderNo, msg.Hop, err)
+		return fmt.Errorf("rocketmq send %s hop %d: encode: %w", first.OrderNo, first.Hop, err)
 	}
-	m := primitive.NewMessage(q.cfg.Topic, body).WithKeys([]string{msg.OrderNo})
-	m.WithProperty(PropTraceID, msg.TraceID)
-	m.WithProperty(PropHop, strconv.Itoa(msg.Hop))
+	m := primitive.NewMessage(q.cfg.Topic, body)
+	if len(msgs) == 1 {
+		m.WithKeys([]string{first.OrderNo})
+		m.WithProperty(PropTraceID, first.TraceID)
+		m.WithProperty(PropHop, strconv.Itoa(first.Hop))
+	}
 	switch {
 	case level > 0:
 		m.WithDelayTimeLevel(level)
@@ -264,15 +273,15 @@ func (q *Queue) Send(ctx context.Context, msg core.TimeoutMsg, level int, delay 
 	defer cancel()
 	res, err := q.producer.SendSync(ctx, m)
 	if err != nil {
-		return fmt.Errorf("rocketmq send %s hop %d to %s: %w", msg.OrderNo, msg.Hop, q.cfg.Topic, err)
+		return fmt.Errorf("rocketmq send %s hop %d (%d orders) to %s: %w", first.OrderNo, first.Hop, len(msgs), q.cfg.Topic, err)
 	}
 	if res.Status != primitive.SendOK {
 		// Flush or replica timeouts: the broker may still deliver it, but the
 		// caller must not count on it.
-		return fmt.Errorf("rocketmq send %s hop %d to %s: not OK: %s", msg.OrderNo, msg.Hop, q.cfg.Topic, res)
+		return fmt.Errorf("rocketmq send %s hop %d (%d orders) to %s: not OK: %s", first.OrderNo, first.Hop, len(msgs), q.cfg.Topic, res)
 	}
-	q.log.Debug("timeout message sent", "order_no", msg.OrderNo, "hop", msg.Hop, "level", level,
-		"delay", delay, "msg_id", res.MsgID, "trace_id", msg.TraceID)
+	q.log.Debug("timeout message sent", "order_no", first.OrderNo, "hop", first.Hop, "orders", len(msgs), "level", level,
+		"delay", delay, "msg_id", res.MsgID, "trace_id", first.TraceID)
 	return nil
 }
 

@@ -100,9 +100,10 @@ func newTestQueue(t *testing.T, logs *logBuffer) *Queue {
 	return newQueue(t, cfg)
 }
 
-func consume(t *testing.T, q *Queue, h core.TimeoutHandler) {
+// consume runs h on each delivered timeout.
+func consume(t *testing.T, q *Queue, h func(context.Context, core.TimeoutMsg) error) {
 	t.Helper()
-	if err := q.Consume(context.Background(), h); err != nil {
+	if err := q.Consume(context.Background(), core.PerTimeout(h)); err != nil {
 		t.Fatalf("Consume: %v", err)
 	}
 }
@@ -112,7 +113,7 @@ func send(t *testing.T, q *Queue, msg core.TimeoutMsg, level int, delay time.Dur
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	sent := time.Now()
-	if err := q.Send(ctx, msg, level, delay); err != nil {
+	if err := q.Send(ctx, []core.TimeoutMsg{msg}, level, delay); err != nil {
 		t.Fatalf("Send(%s, level %d, delay %v): %v", msg.OrderNo, level, delay, err)
 	}
 	return sent
@@ -233,7 +234,7 @@ func TestBroker(t *testing.T) {
 		rec := newRecorder(0)
 		started := time.Now()
 		consume(t, q, rec.handle)
-		if err := q.Consume(ctx, newRecorder(0).handle); err == nil {
+		if err := q.Consume(ctx, core.PerTimeout(newRecorder(0).handle)); err == nil {
 			t.Error("second Consume succeeded, want an error")
 		}
 		send(t, q, core.TimeoutMsg{OrderNo: "ORD-" + rand.Text()[:8], Hop: 1}, 0, 0)
@@ -252,9 +253,9 @@ func TestBroker(t *testing.T) {
 			name string
 			call func() error
 		}{
-			{"Send", func() error { return q.Send(ctx, core.TimeoutMsg{OrderNo: "ORD-X", Hop: 1}, 1, time.Second) }},
+			{"Send", func() error { return q.Send(ctx, []core.TimeoutMsg{{OrderNo: "ORD-X", Hop: 1}}, 1, time.Second) }},
 			{"Ping", func() error { return q.Ping(ctx) }},
-			{"Consume", func() error { return q.Consume(ctx, newRecorder(0).handle) }},
+			{"Consume", func() error { return q.Consume(ctx, core.PerTimeout(newRecorder(0).handle)) }},
 		}
 		for _, c := range calls {
 			if err := c.call(); !errors.Is(err, ErrClosed) {

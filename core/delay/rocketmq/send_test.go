@@ -72,7 +72,7 @@ func TestSend(t *testing.T) {
 			q.closed.Store(tt.closed)
 
 			start := time.Now()
-			err = q.Send(context.Background(), msg, tt.level, tt.delay)
+			err = q.Send(context.Background(), []core.TimeoutMsg{msg}, tt.level, tt.delay)
 			if tt.wantFail {
 				if err == nil || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) {
 					t.Fatalf("Send = %v, want an error (%v)", err, tt.wantErr)
