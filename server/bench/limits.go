@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"time"
 
@@ -142,10 +143,11 @@ func limitMsgs(i int64, due time.Time) []core.TimeoutMsg {
 }
 
 // measureSend sends timeout-sized messages with the delay plan the server
-// uses for its first hop. Real stack: RocketMQ on a topic of the bench's own
+// uses for its first hop, on the real stack after the broker's warm-up
+// (whose window rates it returns). Real stack: RocketMQ on a topic of the bench's own
 // that nobody consumes. Embedded: the DB queue's Send on the server's
 // database, due a day later so the server never picks the rows up.
-func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPolicy, p *progress) (_ loadResult, err error) {
+func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPolicy, p *progress) (_ loadResult, warmup []float64, err error) {
 	var (
 		q    core.DelayQueue
 		plan core.DelayPlan
@@ -153,26 +155,60 @@ func measureSend(ctx context.Context, o Options, s *stack, policy core.DelayPoli
 	if o.Stack == StackReal {
 		mq, err := rocketmq.ParseURL(s.mq) // through the proxies with --rtt, as the server's sends
 		if err != nil {
-			return loadResult{}, err
+			return loadResult{}, nil, err
 		}
 		id := randHex(4)
 		mq.Topic, mq.Group, mq.Logger = "SEATFLOW_BENCH_SEND_"+id, "seatflow-bench-send-"+id, quietLog()
 		rq, err := rocketmq.New(ctx, mq)
 		if err != nil {
-			return loadResult{}, err
+			return loadResult{}, nil, err
 		}
 		q, plan = rq, policy.Plan(s.cfg.holdTTL)
 	} else {
 		dq, err := dbqueue.New(s.db.X(), string(s.db.Dialect()), dbqueue.Options{Levels: policy.Levels})
 		if err != nil {
-			return loadResult{}, err
+			return loadResult{}, nil, err
 		}
 		q, plan = dq, core.DelayPlan{Delay: 24 * time.Hour}
 	}
 	defer func() { err = errors.Join(err, q.Close()) }()
-	label := fmt.Sprintf("limit: queue send (level %d, delay %v)", plan.Level, plan.Delay)
-	r := runLoad(ctx, limitSpec(o, label), p, func(ctx context.Context, i int64) (string, error) {
+	send := func(ctx context.Context, i int64) (string, error) {
 		return "ok", q.Send(ctx, limitMsgs(i, time.Now().Add(plan.Delay)), plan.Level, plan.Delay)
-	})
-	return r, limitErr(r)
+	}
+	if o.Stack == StackReal {
+		if warmup, err = warmUp(ctx, o, p, send); err != nil {
+			return loadResult{}, nil, fmt.Errorf("broker warm-up: %w", err)
+		}
+	}
+	label := fmt.Sprintf("limit: queue send (level %d, delay %v)", plan.Level, plan.Delay)
+	r := runLoad(ctx, limitSpec(o, label), p, send)
+	return r, warmup, limitErr(r)
+}
+
+// Broker warm-up: a broker started moments ago (its JIT compiling the
+// store path) costs several times its steady CPU per message, so the
+// figures of the first phases would be the warm-up's. The real stack's
+// limits therefore start with windows of sends, as fast as o.Clients go,
+// until two in a row agree within warmTolerance, or warmMax has passed.
+const (
+	warmWindow    = time.Second
+	warmTolerance = 0.10
+	warmMax       = 30 * time.Second
+)
+
+// warmUp runs send in windows of warmWindow until the rate settles and
+// returns each window's rate (sends/s).
+func warmUp(ctx context.Context, o Options, p *progress, send func(context.Context, int64) (string, error)) ([]float64, error) {
+	var rates []float64
+	for start := time.Now(); time.Since(start) < warmMax; {
+		r := runLoad(ctx, loadSpec{Label: fmt.Sprintf("broker warm-up, window %d", len(rates)+1), Clients: o.Clients, Duration: warmWindow}, p, send)
+		if err := limitErr(r); err != nil {
+			return rates, err
+		}
+		rates = append(rates, r.Rate)
+		if n := len(rates); n >= 2 && math.Abs(rates[n-1]-rates[n-2]) <= warmTolerance*rates[n-1] {
+			break
+		}
+	}
+	return rates, nil
 }

@@ -24,7 +24,10 @@ type limitSet struct {
 	Commit    loadResult `json:"db_commit"`
 	CommitCPU cpuUsage   `json:"db_commit_cpu"` // where the machine's CPU went during the commits
 	Send      loadResult `json:"queue_send"`
-	inProcess bool       // the seat store is in process: SeatLock, not Eval
+	// SendWarmup is the real stack's broker warm-up before the limits:
+	// each window's sends/s (limits.go).
+	SendWarmup []float64 `json:"queue_send_warmup,omitempty"`
+	inProcess  bool      // the seat store is in process: SeatLock, not Eval
 }
 
 // seatLimit is the seat store's raw limit, named in full (rows) and short
@@ -58,6 +61,10 @@ func limitRows(stack string, l limitSet) []Row {
 	}
 	row := func(metric string, v float64, unit string) Row {
 		return Row{Scenario: ScenarioLimits, Stack: stack, Metric: metric, Value: v, Unit: unit}
+	}
+	if w := l.SendWarmup; len(w) > 0 {
+		rows = append(rows, row("broker warm-up before the limits (1 s windows of sends)", float64(len(w)), "s"),
+			row("broker warm-up: first window's sends/s", w[0], "/s").vs("last window's sends/s", w[len(w)-1]))
 	}
 	return append(rows, cpuRows(row, "DB commit", "DB commit", l.CommitCPU)...)
 }
@@ -176,7 +183,7 @@ func runMain(ctx context.Context, o Options, getenv func(string) string, p *prog
 	if lim.Commit, lim.CommitCPU, err = measureCommit(ctx, o, s, p); err != nil {
 		return fmt.Errorf("limit DB commit: %w", err)
 	}
-	if lim.Send, err = measureSend(ctx, o, s, serverPolicy(o.Stack, ""), p); err != nil {
+	if lim.Send, lim.SendWarmup, err = measureSend(ctx, o, s, serverPolicy(o.Stack, ""), p); err != nil {
 		return fmt.Errorf("limit queue send: %w", err)
 	}
 	rep.Details["limits"] = lim

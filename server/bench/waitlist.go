@@ -79,6 +79,7 @@ type waitlistPhase struct {
 	Hammer     loadResult    `json:"hammer,omitzero"`
 	Wins       []string      `json:"public_wins,omitempty"` // order numbers, the first few
 	PublicInDB int           `json:"public_orders_in_db"`   // the hammer's orders the database holds
+	PublicHeld int           `json:"public_orders_held"`    // of those, the ones still holding their seats (a slow phase outlives their holds)
 	Check      seatCheck     `json:"seat_check"`
 	CPU        cpuUsage      `json:"cpu,omitzero"` // over the expiry window, per ending (baseline) or offer (list)
 	Wait       time.Duration `json:"wait_ns"`
@@ -368,6 +369,9 @@ func collectWaitlist(ctx context.Context, s *stack, ph *waitlistPhase) error {
 			continue
 		case o.UserID >= hammerUsers:
 			ph.PublicInDB++
+			if core.OrderStatus(o.Status) != core.StatusCancelled {
+				ph.PublicHeld++
+			}
 			continue
 		}
 		expireAt[o.OrderNo] = o.ExpireAt

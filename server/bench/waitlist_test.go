@@ -26,12 +26,14 @@ func TestWaitlistShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, l := res.Baseline, res.List
-	// The baseline's seats go back on sale, and the hammer buys some.
-	if b.Holds != 300 || b.Reasons["pending"] != 0 || b.Offers != 0 || b.OnSale+b.PublicInDB != 300 ||
+	// The baseline's seats go back on sale, and the hammer holds some (on a
+	// slow machine some of its holds end too, and their seats are on sale
+	// again).
+	if b.Holds != 300 || b.Reasons["pending"] != 0 || b.Offers != 0 || b.OnSale+b.PublicHeld != 300 ||
 		int64(b.PublicInDB) != b.Hammer.Outcomes["201"] {
-		t.Errorf("baseline: %d holds, %v, %d offers, %d seats on sale, %d public orders, %d answered 201; "+
-			"want 300 ended, no offer, every seat on sale or bought",
-			b.Holds, b.Reasons, b.Offers, b.OnSale, b.PublicInDB, b.Hammer.Outcomes["201"])
+		t.Errorf("baseline: %d holds, %v, %d offers, %d seats on sale, %d public orders (%d still holding), %d answered 201; "+
+			"want 300 ended, no offer, every seat on sale or held by a public order",
+			b.Holds, b.Reasons, b.Offers, b.OnSale, b.PublicInDB, b.PublicHeld, b.Hammer.Outcomes["201"])
 	}
 	if l.Offers != 300 || l.Offered != 300 || l.OnSale != 0 || l.Handoff.Count != 300 {
 		t.Errorf("list: %d offers, %d entries offered, %d seats on sale, %d hand-off times; want 300, 300, 0, 300",

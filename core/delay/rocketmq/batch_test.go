@@ -52,6 +52,13 @@ func TestBatchMessages(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("batch message not delivered")
 		}
+		// A healthy broker delivers once; a second copy within the wait is a
+		// bug here (and the wait lets the consumer's first rebalance end
+		// before Close: the client library races with a Close during it).
+		time.Sleep(time.Second)
+		if n := len(calls); n != 0 {
+			t.Errorf("the batch was delivered %d times more", n)
+		}
 	})
 
 	t.Run("a message of the version before batches", func(t *testing.T) {
@@ -76,6 +83,10 @@ func TestBatchMessages(t *testing.T) {
 		}
 		if d.trace != old.TraceID {
 			t.Errorf("ctx trace id %q, want %q", d.trace, old.TraceID)
+		}
+		time.Sleep(time.Second) // as above
+		if n := rec.count(); n != 1 {
+			t.Errorf("delivered %d times, want 1", n)
 		}
 	})
 

@@ -2,7 +2,6 @@ package rocketmq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -83,10 +82,10 @@ func TestSend(t *testing.T) {
 				t.Fatalf("Send = %v", err)
 			}
 			m := p.got
-			var body core.TimeoutMsg
-			if err := json.Unmarshal(m.Body, &body); err != nil || body.OrderNo != msg.OrderNo ||
-				body.Hop != msg.Hop || body.TraceID != msg.TraceID || !body.DueAt.Equal(msg.DueAt) {
-				t.Errorf("body %s (%v), want %+v", m.Body, err, msg)
+			got, err := decodeBody(m.Body)
+			if err != nil || len(got) != 1 || got[0].OrderNo != msg.OrderNo ||
+				got[0].Hop != msg.Hop || got[0].TraceID != msg.TraceID || !got[0].DueAt.Equal(msg.DueAt) {
+				t.Errorf("body %s (%v), want one timeout %+v", m.Body, err, msg)
 			}
 			if m.Topic != "T" || m.GetKeys() != "O1" || m.GetProperty(PropTraceID) != "tr-1" || m.GetProperty(PropHop) != "4" {
 				t.Errorf("topic %q keys %q props %v", m.Topic, m.GetKeys(), m.GetProperties())
