@@ -51,6 +51,7 @@ type Engine struct {
 	events    *groupCommit[Event]      // after-commit timeline rows (addEvent)
 	canceller *groupCommit[*cancelJob] // CancelAndRelease's transactions (cancelbatch.go)
 	payer     *groupCommit[*payJob]    // HandlePayment's transactions (paybatch.go)
+	sender    *groupCommit[outgoing]   // timeout messages (timeoutsend.go)
 	waitlists waitlistCache            // the shows a hand-off looks at (handoff.go)
 }
 
@@ -88,6 +89,7 @@ func NewEngine(cfg Config, d Deps) (*Engine, error) {
 	e.events = newGroupCommit(eventWriters, eventMaxBatch, e.writeEvents)
 	e.canceller = newEndWriter(e, WriterCancel, cancelTogether)
 	e.payer = newEndWriter(e, WriterPay, payTogether)
+	e.sender = newGroupCommit(senders, sendMaxBatch, e.sendMerged)
 	return e, nil
 }
 

@@ -8,6 +8,7 @@ package core
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -24,6 +25,55 @@ func scheduledEvent(msg TimeoutMsg, plan DelayPlan) Event {
 		"hop": msg.Hop, "level": plan.Level, "delay_ms": plan.Delay.Milliseconds(),
 		"due_at": msg.DueAt.Format(time.RFC3339Nano),
 	}}
+}
+
+// The sender: timeouts that callers (placement batches, re-arms) hand over
+// while a message is on its way are merged into the next, one message per
+// delay plan, the group commit's pattern (groupcommit.go) with one writer,
+// so messages stay few however the placements were batched.
+const (
+	senders      = 1
+	sendMaxBatch = 64 // callers merged into one message at most
+)
+
+// outgoing is one caller's timeouts that share a delay plan.
+type outgoing struct {
+	msgs []TimeoutMsg
+	plan DelayPlan
+}
+
+// errNotSent is a caller's share of a message that did not go out
+// (sendTimeouts logged why).
+var errNotSent = errors.New("timeout message not sent")
+
+// send hands msgs to the sender and returns once they went out in a
+// message, or failed to.
+func (e *Engine) send(ctx context.Context, msgs []TimeoutMsg, plan DelayPlan) error {
+	return e.sender.do(ctx, outgoing{msgs: msgs, plan: plan})
+}
+
+// sendMerged is the sender's writer: one message per delay plan of batch.
+func (e *Engine) sendMerged(ctx context.Context, batch []*gcJob[outgoing]) {
+	defer func() {
+		for _, j := range batch {
+			close(j.done)
+		}
+	}()
+	groups := map[DelayPlan][]*gcJob[outgoing]{}
+	for _, j := range batch {
+		groups[j.v.plan] = append(groups[j.v.plan], j)
+	}
+	for plan, js := range groups {
+		var msgs []TimeoutMsg
+		for _, j := range js {
+			msgs = append(msgs, j.v.msgs...)
+		}
+		if !e.sendTimeouts(ctx, msgs, plan) {
+			for _, j := range js {
+				j.err = errNotSent
+			}
+		}
+	}
 }
 
 // sendTimeouts sends msgs, which share plan, as one message and records the
@@ -66,7 +116,7 @@ func (e *Engine) sendClaimed(ctx context.Context, msgs []TimeoutMsg, plan DelayP
 	for i, m := range msgs {
 		hops[i] = HopRef{OrderNo: m.OrderNo, Hop: m.Hop}
 	}
-	if !e.sendTimeouts(ctx, msgs, plan) {
+	if e.send(ctx, msgs, plan) != nil {
 		for _, h := range hops {
 			if err := e.store.ReleaseTimeoutSend(ctx, h.OrderNo, h.Hop, msgs[0].SentAt); err != nil {
 				e.log.ErrorContext(ctx, "timeout: giving up the send of a hop", "order_no", h.OrderNo, "hop", h.Hop, "err", err)
@@ -166,6 +216,6 @@ func (e *Engine) firstHops(ctx context.Context, ps []placement) {
 			e.metrics.RearmHops.WithLabelValues(fmt.Sprint(plan.Level)).Add(float64(len(msgs)))
 			continue
 		}
-		e.sendTimeouts(ctx, msgs, plan)
+		_ = e.send(ctx, msgs, plan) // a failure is logged and on the orders' timelines
 	}
 }

@@ -197,13 +197,22 @@ const (
 )
 
 // warmUp runs send in windows of warmWindow until the rate settles and
-// returns each window's rate (sends/s).
+// returns each window's rate (sends/s). A cold broker times some sends
+// out: a window's failures only end it early (they count as no rate); the
+// warm-up fails when a window sends nothing at all.
 func warmUp(ctx context.Context, o Options, p *progress, send func(context.Context, int64) (string, error)) ([]float64, error) {
 	var rates []float64
 	for start := time.Now(); time.Since(start) < warmMax; {
-		r := runLoad(ctx, loadSpec{Label: fmt.Sprintf("broker warm-up, window %d", len(rates)+1), Clients: o.Clients, Duration: warmWindow}, p, send)
-		if err := limitErr(r); err != nil {
-			return rates, err
+		r := runLoad(ctx, loadSpec{Label: fmt.Sprintf("broker warm-up, window %d", len(rates)+1), Clients: o.Clients,
+			Duration: warmWindow, MaxErrors: math.MaxInt64}, p, send)
+		if r.Stopped == "cancelled" {
+			return rates, ctx.Err()
+		}
+		if r.Ops == 0 {
+			return rates, fmt.Errorf("no send went through in %v (%d failed, first: %s)", warmWindow, r.Errors, r.FirstErr)
+		}
+		if r.Errors > 0 {
+			p.logf("broker warm-up, window %d: %d sends failed (first: %s)", len(rates)+1, r.Errors, r.FirstErr)
 		}
 		rates = append(rates, r.Rate)
 		if n := len(rates); n >= 2 && math.Abs(rates[n-1]-rates[n-2]) <= warmTolerance*rates[n-1] {

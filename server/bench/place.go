@@ -181,7 +181,7 @@ func placeRows(stack string, res placeResult, lim limitSet) []Row {
 	if placed > 0 {
 		// One message per placement batch, however many orders it holds
 		// (on the DB queue: one multi-row INSERT in the batch's transaction).
-		r := row("timeout messages sent per order placed", float64(res.TimeoutSends)/float64(placed), "")
+		r := row("timeout messages sent per order placed", float64(res.TimeoutSends)/float64(placed), "msgs")
 		if stack == StackReal {
 			r = r.target("≤ 0.10", float64(res.TimeoutSends) <= 0.1*float64(placed))
 		}
