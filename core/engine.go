@@ -18,8 +18,7 @@ type Config struct {
 	MaxSeatsPerOrder int
 	MaxHold          time.Duration // longest a hold may last in all, extensions included; 0 = DefaultMaxHold
 	Delay            DelayPolicy
-	// MaxHoldsPerClient caps the pending orders one end-user address may
-	// have on one show (abuse.go); 0 = no cap.
+	// MaxHoldsPerClient caps one end-user address's pending orders on one show (abuse.go); 0 = no cap.
 	MaxHoldsPerClient int
 	Webhooks          bool // SEATFLOW_WEBHOOK_URL is set: the engine writes webhook events
 }
@@ -52,6 +51,7 @@ type Engine struct {
 	canceller *groupCommit[*cancelJob] // CancelAndRelease's transactions (cancelbatch.go)
 	payer     *groupCommit[*payJob]    // HandlePayment's transactions (paybatch.go)
 	waitlists waitlistCache            // the shows a hand-off looks at (handoff.go)
+	holds     holdsSeen                // addresses' hold counts carried between reads (holdscache.go)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.
