@@ -14,7 +14,11 @@ import (
 // key with the client_ip right) as its ClientNet, so an IPv6 client counts
 // by its /64; console sales carry none and are not capped. The count is read before the seats are locked, so requests in
 // flight at the same moment may each pass: the cap can be exceeded by at
-// most the address's concurrent placements, never without end.
+// most the address's concurrent placements, never without end. An instance
+// reads it again only when the count it carried since its last read
+// reaches the cap (holdscache.go), which is exact on one instance; with
+// several, for a second after a read each may let the address reach the
+// cap on its own.
 
 // DefaultIPv6Prefix is the IPv6 network counted as one client: an ISP
 // gives one customer, often one machine, a whole /64 to pick addresses
@@ -50,15 +54,22 @@ func ClientNet(addr string, v6Prefix int) string {
 var ErrTooManyHolds = &Error{Kind: KindRateLimited, Code: "too_many_holds",
 	Message: "too many holds open on this show from your address: pay for or cancel one first"}
 
-// checkClientHolds refuses a placement from r.ClientIP beyond the cap.
+// checkClientHolds refuses a placement from r.ClientIP beyond the cap,
+// reading the address's count only when the one carried since the last
+// read (holdscache.go) does not show it below.
 func (e *Engine) checkClientHolds(ctx context.Context, r PlaceRequest) error {
 	if e.cfg.MaxHoldsPerClient <= 0 || r.ClientIP == "" || r.BoxOffice {
+		return nil
+	}
+	k, now := holdsKey{r.ShowID, r.ClientIP}, time.Now()
+	if e.holds.pass(k, e.cfg.MaxHoldsPerClient, now) {
 		return nil
 	}
 	n, err := e.store.PendingHoldsFrom(ctx, r.ShowID, r.ClientIP)
 	if err != nil {
 		return err
 	}
+	e.holds.read(k, n, e.cfg.MaxHoldsPerClient, now)
 	if n >= e.cfg.MaxHoldsPerClient {
 		return &Error{Kind: KindRateLimited, Code: ErrTooManyHolds.Code, RetryAfter: time.Minute, Message: fmt.Sprintf(
 			"%d holds are open on show %d from %s, the most one address may have: pay for or cancel one first",

@@ -18,8 +18,7 @@ type Config struct {
 	MaxSeatsPerOrder int
 	MaxHold          time.Duration // longest a hold may last in all, extensions included; 0 = DefaultMaxHold
 	Delay            DelayPolicy
-	// MaxHoldsPerClient caps the pending orders one end-user address may
-	// have on one show (abuse.go); 0 = no cap.
+	// MaxHoldsPerClient caps one end-user address's pending orders on one show (abuse.go); 0 = no cap.
 	MaxHoldsPerClient int
 	Webhooks          bool // SEATFLOW_WEBHOOK_URL is set: the engine writes webhook events
 }
@@ -53,6 +52,7 @@ type Engine struct {
 	payer     *groupCommit[*payJob]    // HandlePayment's transactions (paybatch.go)
 	sender    *groupCommit[outgoing]   // timeout messages (timeoutsend.go)
 	waitlists waitlistCache            // the shows a hand-off looks at (handoff.go)
+	holds     holdsSeen                // addresses' hold counts carried between reads (holdscache.go)
 }
 
 // NewEngine checks cfg and fills defaults for the optional deps.

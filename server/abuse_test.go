@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,7 +112,7 @@ func TestAbuseLimits(t *testing.T) {
 
 // TestHoldsPerClient: through the real app, one address may have at most
 // SEATFLOW_MAX_HOLDS_PER_CLIENT holds open on a show; a forwarded address
-// counts for itself; a paid hold no longer counts.
+// counts for itself; a cancelled hold no longer counts, at once.
 func TestHoldsPerClient(t *testing.T) {
 	app, base, _ := startApp(t, map[string]string{"SEATFLOW_MAX_HOLDS_PER_CLIENT": "2"}, nil)
 	show := createTestShow(t, app)
@@ -132,9 +133,16 @@ func TestHoldsPerClient(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
+	var first orderJSON
 	for _, seat := range []string{"A-1", "A-2"} {
-		if resp, body := place(seat, ""); resp.StatusCode != http.StatusCreated {
+		resp, body := place(seat, "")
+		if resp.StatusCode != http.StatusCreated {
 			t.Fatalf("hold %s: %d %s", seat, resp.StatusCode, body)
+		}
+		if first.OrderNo == "" {
+			if err := json.Unmarshal([]byte(body), &first); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	resp, body := place("A-3", "")
@@ -146,6 +154,22 @@ func TestHoldsPerClient(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(app.Handler.abuse.limited.WithLabelValues(bootstrapKey.Name, core.RateLimitHolds)); got != 1 {
 		t.Errorf("seatflow_rate_limited_total{reason=holds_per_client} = %v, want 1", got)
+	}
+	// A cancelled hold stops counting at once.
+	req, _ := http.NewRequest("POST", base+"/api/v1/orders/"+first.OrderNo+"/cancel",
+		strings.NewReader(fmt.Sprintf(`{"user_id":%d}`, first.UserID)))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	cancelled, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled.Body.Close()
+	if cancelled.StatusCode != http.StatusOK {
+		t.Fatalf("cancel: %d", cancelled.StatusCode)
+	}
+	if resp, body := place("A-4", ""); resp.StatusCode != http.StatusCreated {
+		t.Errorf("a hold after cancelling one: %d %s", resp.StatusCode, body)
 	}
 }
 

@@ -1,12 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"mime"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -34,64 +35,107 @@ func requireJSONType(c echo.Context, body []byte) error {
 // checkKeys walks the JSON value in body beside the Go type t and refuses
 // what encoding/json silently accepts: a key given twice (the last would
 // win, so a signature check or a proxy may see another value than we do)
-// and a key that matches a field only when case is ignored. Syntax errors
-// are left to the decoder, which words them better.
+// and a key that matches a field only when case is ignored. body is one
+// value encoding/json has already decoded (decodeJSON), so it is valid
+// JSON: the walk is a plain scan of its bytes, where json.Decoder's tokens
+// cost an allocation each, most of a placement's decoding.
 func checkKeys(body []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	err := walkValue(dec, t)
-	if _, ok := err.(*core.Error); ok {
-		return err
-	}
-	return nil
+	k := keyScan{b: body}
+	return k.value(t)
 }
 
-func walkValue(dec *json.Decoder, t reflect.Type) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
+// keyScan is a position in a body of valid JSON.
+type keyScan struct {
+	b []byte
+	i int
+}
+
+func (k *keyScan) space() {
+	for k.i < len(k.b) && (k.b[k.i] == ' ' || k.b[k.i] == '\t' || k.b[k.i] == '\n' || k.b[k.i] == '\r') {
+		k.i++
 	}
+}
+
+// next skips white space and returns the byte there, consuming it.
+func (k *keyScan) next() byte {
+	k.space()
+	c := k.b[k.i]
+	k.i++
+	return c
+}
+
+func (k *keyScan) value(t reflect.Type) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch tok {
-	case json.Delim('{'):
-		return walkObject(dec, t)
-	case json.Delim('['):
+	switch k.next() {
+	case '{':
+		return k.object(t)
+	case '[':
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for dec.More() {
-			if err := walkValue(dec, elem); err != nil {
+		if k.space(); k.b[k.i] == ']' {
+			k.i++
+			return nil
+		}
+		for {
+			if err := k.value(elem); err != nil {
 				return err
 			}
+			if k.next() == ']' {
+				return nil
+			}
 		}
-		_, err := dec.Token()
-		return err
+	case '"':
+		k.string()
+	default: // the rest of a number, true, false or null
+		for k.i < len(k.b) && !strings.ContainsRune(",]} \t\n\r", rune(k.b[k.i])) {
+			k.i++
+		}
 	}
 	return nil
 }
 
-func walkObject(dec *json.Decoder, t reflect.Type) error {
+// string skips the rest of a string whose opening quote is consumed and
+// returns it as sent, quotes included.
+func (k *keyScan) string() []byte {
+	from := k.i - 1
+	for k.b[k.i] != '"' {
+		if k.b[k.i] == '\\' {
+			k.i++
+		}
+		k.i++
+	}
+	k.i++
+	return k.b[from:k.i]
+}
+
+func (k *keyScan) object(t reflect.Type) error {
 	var fields map[string]reflect.Type
 	if t != nil && t.Kind() == reflect.Struct {
-		fields = jsonFields(t, map[string]reflect.Type{})
+		fields = jsonFieldsOf(t)
 	}
-	seen := map[string]string{} // lower-cased key → key as sent
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		if prev, dup := seen[strings.ToLower(key)]; dup {
+	if k.space(); k.b[k.i] == '}' {
+		k.i++
+		return nil
+	}
+	var seen map[string]string // lower-cased key → key as sent
+	for {
+		k.next() // the key's opening quote
+		key := unquoteKey(k.string())
+		lower := strings.ToLower(key)
+		if prev, dup := seen[lower]; dup {
 			if prev == key {
 				return core.Invalidf("duplicate key %q", key)
 			}
 			return core.Invalidf("keys %q and %q differ only in case", prev, key)
 		}
-		seen[strings.ToLower(key)] = key
+		if seen == nil {
+			seen = map[string]string{}
+		}
+		seen[lower] = key
 		var ft reflect.Type
 		if fields != nil {
 			var ok bool
@@ -105,12 +149,46 @@ func walkObject(dec *json.Decoder, t reflect.Type) error {
 		} else if t != nil && t.Kind() == reflect.Map {
 			ft = t.Elem()
 		}
-		if err := walkValue(dec, ft); err != nil {
+		k.next() // ':'
+		if err := k.value(ft); err != nil {
 			return err
 		}
+		if k.next() == '}' {
+			return nil
+		}
 	}
-	_, err := dec.Token()
-	return err
+}
+
+// unquoteKey is a quoted key as encoding/json reads it: a plain one is its
+// bytes; escapes and non-ASCII bytes (invalid UTF-8 becomes U+FFFD) are
+// left to encoding/json.
+func unquoteKey(q []byte) string {
+	plain := true
+	for _, c := range q {
+		if c == '\\' || c >= utf8.RuneSelf {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(q[1 : len(q)-1])
+	}
+	var key string
+	_ = json.Unmarshal(q, &key)
+	return key
+}
+
+// fieldTypes caches jsonFields per struct type: requests decode the same
+// few types, and reflection over their fields on each was not free.
+var fieldTypes sync.Map // reflect.Type → map[string]reflect.Type
+
+func jsonFieldsOf(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldTypes.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := jsonFields(t, map[string]reflect.Type{})
+	fieldTypes.Store(t, f)
+	return f
 }
 
 // jsonFields maps the JSON names of t's fields (embedded structs included,

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,32 @@ func traceID() echo.MiddlewareFunc {
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// series caches each (route, method, status)'s two series: a label
+	// look-up hashes and compares every value, on every request.
+	series sync.Map // seriesKey → httpSeries
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type httpSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// observe counts one answered request and its latency.
+func (m *httpMetrics) observe(route, method string, status int, latency time.Duration) {
+	k := seriesKey{route, method, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, httpSeries{m.requests.WithLabelValues(route, method, strconv.Itoa(status)),
+			m.duration.WithLabelValues(route)})
+	}
+	s := v.(httpSeries)
+	s.requests.Inc()
+	s.duration.Observe(latency.Seconds())
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -126,8 +153,7 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 			if !countedMethod(method) {
 				method = "other"
 			}
-			m.requests.WithLabelValues(route, method, strconv.Itoa(v.Status)).Inc()
-			m.duration.WithLabelValues(route).Observe(v.Latency.Seconds())
+			m.observe(route, method, v.Status, v.Latency)
 
 			ctx := c.Request().Context()
 			// 4xx stay at info: client mistakes and lost seat races are
@@ -143,6 +169,9 @@ func requestLog(logger *slog.Logger, m *httpMetrics) echo.MiddlewareFunc {
 				level = slog.LevelError
 			case v.Status < 400 && quietRoute(route):
 				level = slog.LevelDebug
+			}
+			if !logger.Enabled(ctx, level) {
+				return nil
 			}
 			attrs := []slog.Attr{
 				slog.String("method", v.Method),

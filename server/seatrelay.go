@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"seatflow/core/gather"
 )
 
 // relayPublishTimeout bounds a Publish: it runs on the engine's request
@@ -46,9 +48,10 @@ const (
 // seat map may lag; nothing depends on the relay for correctness (its
 // truth is the database).
 type RedisRelay struct {
-	rdb     redis.UniversalClient
-	channel string
-	log     *slog.Logger
+	rdb       redis.UniversalClient
+	channel   string
+	log       *slog.Logger
+	publishes *gather.Batcher[*publishCall]
 
 	mu     sync.Mutex
 	pubsub *redis.PubSub // set by Start, replaced on a re-subscription
@@ -69,7 +72,9 @@ func NewRedisRelay(rdb redis.UniversalClient, channel string, logger *slog.Logge
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &RedisRelay{rdb: rdb, channel: channel, log: logger}
+	r := &RedisRelay{rdb: rdb, channel: channel, log: logger}
+	r.publishes = gather.New(relayPublishRunners, relayPublishMaxBatch, r.runPublishes)
+	return r
 }
 
 // Publish implements SeatRelay.
@@ -78,12 +83,40 @@ func (r *RedisRelay) Publish(ctx context.Context, c SeatChange) error {
 	if err != nil {
 		return fmt.Errorf("seat relay: encode: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, relayPublishTimeout)
-	defer cancel()
-	if err := r.rdb.Publish(ctx, r.channel, b).Err(); err != nil {
-		return fmt.Errorf("seat relay: publish on %s: %w", r.channel, err)
+	p := &publishCall{msg: b}
+	r.publishes.Do(ctx, p)
+	if p.err != nil {
+		return fmt.Errorf("seat relay: publish on %s: %w", r.channel, p.err)
 	}
 	return nil
+}
+
+// Publishes that arrive together (every placement publishes its seats) go
+// out as one pipeline: one round trip for all instead of one each.
+const (
+	relayPublishRunners  = 2
+	relayPublishMaxBatch = 64
+)
+
+type publishCall struct {
+	msg []byte
+	err error
+}
+
+func (r *RedisRelay) runPublishes(ctx context.Context, batch []*publishCall) {
+	ctx, cancel := context.WithTimeout(ctx, relayPublishTimeout)
+	defer cancel()
+	cmds := make([]*redis.IntCmd, len(batch))
+	// Each command carries its own error; Pipelined's is the first of them.
+	_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, c := range batch {
+			cmds[i] = p.Publish(ctx, r.channel, c.msg)
+		}
+		return nil
+	})
+	for i, c := range batch {
+		c.err = cmds[i].Err()
+	}
 }
 
 // Start subscribes and hands every change received to deliver (normally

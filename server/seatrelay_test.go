@@ -111,6 +111,25 @@ func testRelay(t *testing.T, rdb redis.UniversalClient) {
 			t.Errorf("instance %d after junk got %+v", i+1, got)
 		}
 	}
+
+	// Changes published at once (sent together in pipelines) each arrive
+	// once, on both instances.
+	const burst = 40
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Go(func() { one.hub.SeatsChanged(41, []string{fmt.Sprintf("C-%d", i)}, core.SeatLocked, "SF3") })
+	}
+	wg.Wait()
+	for i, s := range []*SeatSubscription{s1, s2} {
+		seen := map[string]bool{}
+		for range burst {
+			seen[next(t, s).SeatIDs[0]] = true
+		}
+		if len(seen) != burst {
+			t.Errorf("instance %d got %d distinct changes of %d", i+1, len(seen), burst)
+		}
+	}
+	none(t, s1, "instance 1 got a change of the burst twice")
 }
 
 func TestRedisRelay(t *testing.T) {

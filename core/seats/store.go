@@ -29,6 +29,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/core"
+	"seatflow/core/gather"
 )
 
 var (
@@ -67,12 +68,13 @@ type Store struct {
 	unblockBefore *redis.Script
 	restoreBlock  *redis.Script
 	best          bestQueues // the show's best-available choices under way
+	locks         *gather.Batcher[*lockCall]
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
 // back to EVAL when the server does not have them cached.
 func New(client redis.UniversalClient) *Store {
-	return &Store{
+	s := &Store{
 		rdb:           client,
 		lock:          redis.NewScript(lockLua),
 		release:       redis.NewScript(counterLua + releaseLua),
@@ -82,6 +84,8 @@ func New(client redis.UniversalClient) *Store {
 		unblockBefore: redis.NewScript(unblockBeforeLua),
 		restoreBlock:  redis.NewScript(restoreBlockLua),
 	}
+	s.locks = gather.New(lockRunners, lockMaxBatch, s.runLocks)
+	return s
 }
 
 // KeySeats is the hash of a show's non-available seats.
@@ -124,7 +128,12 @@ func (s *Store) lockSeats(ctx context.Context, showID, userID int64, orderNo str
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	res, err := s.lock.Run(ctx, s.rdb, []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBestBounds(showID)}, args...).StringSlice()
+	if ctx.Err() != nil { // checked here: a batch runs on when one of its callers hangs up
+		return interrupted(ctx, fmt.Sprintf("lock seats of show %d for order %s", showID, orderNo))
+	}
+	c := &lockCall{keys: []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBestBounds(showID)}, args: args}
+	s.locks.Do(ctx, c)
+	res, err := c.res, c.err
 	if err != nil {
 		return wrap(fmt.Sprintf("lock seats of show %d for order %s", showID, orderNo), err)
 	}
