@@ -201,6 +201,16 @@ func PerTimeout(h func(ctx context.Context, msg TimeoutMsg) error) TimeoutHandle
 	}
 }
 
+// FailAll is err for each of n timeouts: a handler call that failed as a
+// whole (a panic, a broken result), as a queue's consumer reports it.
+func FailAll(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
 // DelayQueue delivers timeout messages later, at least once.
 type DelayQueue interface {
 	// Send schedules the timeouts of msgs (one or more orders) as one

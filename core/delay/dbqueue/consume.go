@@ -314,20 +314,11 @@ func (c *consumer) bury(row taskRow, handlerErr error) {
 func (c *consumer) call(ctx context.Context, msgs []core.TimeoutMsg) (errs []error) {
 	defer func() {
 		if r := recover(); r != nil {
-			errs = failAll(len(msgs), fmt.Errorf("handler panic: %v\n%s", r, debug.Stack()))
+			errs = core.FailAll(len(msgs), fmt.Errorf("handler panic: %v\n%s", r, debug.Stack()))
 		}
 	}()
 	if errs = c.h(ctx, msgs); len(errs) != len(msgs) {
-		return failAll(len(msgs), fmt.Errorf("handler returned %d results for %d tasks", len(errs), len(msgs)))
-	}
-	return errs
-}
-
-// failAll is err for each of n tasks.
-func failAll(n int, err error) []error {
-	errs := make([]error, n)
-	for i := range errs {
-		errs[i] = err
+		return core.FailAll(len(msgs), fmt.Errorf("handler returned %d results for %d tasks", len(errs), len(msgs)))
 	}
 	return errs
 }

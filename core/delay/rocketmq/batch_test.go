@@ -101,7 +101,7 @@ func TestBatchMessages(t *testing.T) {
 		}
 		q := newQueue(t, cfg)
 		if err := q.Consume(t.Context(), func(_ context.Context, msgs []core.TimeoutMsg) []error {
-			return failAll(len(msgs), context.DeadlineExceeded) // the database is out of reach
+			return core.FailAll(len(msgs), context.DeadlineExceeded) // the database is out of reach
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -217,20 +217,11 @@ func (q *Queue) splitOff(ctx context.Context, failed []core.TimeoutMsg, errs []e
 func callHandler(ctx context.Context, h core.TimeoutHandler, msgs []core.TimeoutMsg) (errs []error) {
 	defer func() {
 		if r := recover(); r != nil {
-			errs = failAll(len(msgs), fmt.Errorf("timeout handler panic: %v", r))
+			errs = core.FailAll(len(msgs), fmt.Errorf("timeout handler panic: %v", r))
 		}
 	}()
 	if errs = h(ctx, msgs); len(errs) != len(msgs) {
-		return failAll(len(msgs), fmt.Errorf("timeout handler returned %d results for %d timeouts", len(errs), len(msgs)))
-	}
-	return errs
-}
-
-// failAll is err for each of n timeouts.
-func failAll(n int, err error) []error {
-	errs := make([]error, n)
-	for i := range errs {
-		errs[i] = err
+		return core.FailAll(len(msgs), fmt.Errorf("timeout handler returned %d results for %d timeouts", len(errs), len(msgs)))
 	}
 	return errs
 }
