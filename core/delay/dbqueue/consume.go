@@ -236,7 +236,7 @@ func (c *consumer) more(batch []task) []task {
 func (c *consumer) deliver(batch []task) {
 	live := batch[:0:0]
 	msgs := make([]core.TimeoutMsg, 0, len(batch))
-	leaseEnd := batch[0].leaseEnd
+	var leaseEnd time.Time // the earliest of the live tasks': the handler's deadline
 	for _, t := range batch {
 		if time.Now().After(t.leaseEnd) {
 			// Another instance may hold it by now; running it here too would only
@@ -245,7 +245,7 @@ func (c *consumer) deliver(batch []task) {
 			continue
 		}
 		live, msgs = append(live, t), append(msgs, t.row.msg())
-		if t.leaseEnd.Before(leaseEnd) {
+		if leaseEnd.IsZero() || t.leaseEnd.Before(leaseEnd) {
 			leaseEnd = t.leaseEnd
 		}
 	}
