@@ -11,10 +11,15 @@
 //     now+delay), exact to the broker's timerPrecisionMs, never early, at most
 //     timerMaxDelaySec (3 days by default) ahead.
 //
+// A message carries the timeouts of one or more orders (body.go); the
+// handler gets them in one call and answers for each.
+//
 // Delivery is at least once. The broker replays delayed messages after a
 // restart, offsets are committed every few seconds, a handler error sends the
-// message back for a retry (~10 s, then longer), and Close does not wait for
-// the broker to learn what was consumed. Handlers must be idempotent: the
+// message back for a retry (~10 s, then longer) — or, when only some orders
+// of a batch failed, sends those again each as a message of its own (so a
+// poison order reaches the dead-letter topic alone) — and Close does not
+// wait for the broker to learn what was consumed. Handlers must be idempotent: the
 // engine's timeout handler ignores orders that are no longer pending. A
 // restart never counts as a failed attempt: Close lets running handlers
 // finish, and a message delivered while it closes is read again, not sent
