@@ -28,6 +28,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"seatflow/core"
+	"seatflow/core/gather"
 )
 
 var _ core.Store = (*DB)(nil)
@@ -59,6 +60,7 @@ type DB struct {
 	totpKeys *access.TOTPKeys
 	// webhooksWake runs after a commit that queued webhook events (webhooks.go).
 	webhooksWake atomic.Pointer[func()]
+	orderReads   *gather.Batcher[*orderRead] // Order (orderreads.go)
 }
 
 // Open connects to dsn with default Options. dsn is one of
@@ -136,7 +138,7 @@ func openMySQL(dsn string, opt Options) (*DB, error) {
 	// redialling connections between bursts.
 	x.SetMaxIdleConns(orDefault(opt.MaxIdleConns, maxOpen))
 	x.SetConnMaxLifetime(orDefault(opt.ConnMaxLifetime, 5*time.Minute))
-	return &DB{w: x, r: x, dialect: MySQL}, nil
+	return newDB(x, x, MySQL), nil
 }
 
 func openSQLite(path string, opt Options) (*DB, error) {
@@ -176,7 +178,7 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	if name == ":memory:" {
-		return &DB{w: w, r: w, dialect: SQLite}, nil
+		return newDB(w, w, SQLite), nil
 	}
 	r, err := sqlx.Open("sqlite", name+"?"+pragmas+"&_pragma=query_only(1)"+extra)
 	if err != nil {
@@ -187,7 +189,13 @@ func openSQLite(path string, opt Options) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(orDefault(opt.MaxIdleConns, n))
 	r.SetConnMaxLifetime(orDefault(opt.ConnMaxLifetime, 5*time.Minute))
-	return &DB{w: w, r: r, dialect: SQLite}, nil
+	return newDB(w, r, SQLite), nil
+}
+
+func newDB(w, r *sqlx.DB, d Dialect) *DB {
+	db := &DB{w: w, r: r, dialect: d}
+	db.orderReads = db.newOrderReads()
+	return db
 }
 
 func orDefault[T comparable](v, def T) T {

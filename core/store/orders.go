@@ -78,14 +78,6 @@ func orderRows(rs []orderRow) []core.Order {
 	return out
 }
 
-// Order returns the order with SeatIDs: the seats it was placed with, in
-// seat order. They come from order_info.seat_ids, so a cancelled order still
-// lists its seats although its order_seat rows are gone; whether a seat is
-// taken is only ever decided by order_seat (TakenSeats).
-func (db *DB) Order(ctx context.Context, orderNo string) (core.Order, error) {
-	return getOrder(ctx, db.r, orderNo, "")
-}
-
 func getOrder(ctx context.Context, q sqlx.QueryerContext, orderNo, suffix string) (core.Order, error) {
 	var r orderRow
 	err := sqlx.GetContext(ctx, q, &r, `SELECT `+orderCols+` FROM order_info WHERE order_no = ?`+suffix, orderNo)
