@@ -21,6 +21,7 @@ var errNotFound = errors.New("not found")
 // cpuReading is one CPU time read from /proc, or why it could not be.
 type cpuReading struct {
 	cpu time.Duration
+	jit time.Duration // of cpu, a JVM's compiler threads' (jit.go)
 	err error
 }
 
@@ -59,6 +60,9 @@ func (l *cpuLedger) sample() cpuSample {
 			r.err = fmt.Errorf("%w: %s", errNotFound, p.Why)
 		} else {
 			r.cpu, r.err = readProcCPU(p.PID)
+			if r.err == nil {
+				r.jit, r.err = readJITCPU(p.PID)
+			}
 		}
 		s.procs = append(s.procs, r)
 	}
@@ -124,6 +128,10 @@ type cpuShare struct {
 	PID     int           `json:"pid,omitempty"`
 	CPU     time.Duration `json:"cpu_ns"`
 	PerOpUS float64       `json:"us_per_op"`
+	// JIT is the part of CPU a JVM spent compiling (jit.go): warm-up, not
+	// the cost of the operations.
+	JIT        time.Duration `json:"jit_cpu_ns,omitempty"`
+	JITPerOpUS float64       `json:"jit_us_per_op,omitempty"`
 	// Missing is "not found" or "unreadable" (then CPU and PerOpUS are not
 	// measurements), Err the reason.
 	Missing string `json:"missing,omitempty"`
@@ -158,8 +166,8 @@ func account(procs []ledgerProc, start, end cpuSample, ops int64) cpuUsage {
 		case err != nil:
 			sh.Missing, sh.Err = "unreadable", err.Error()
 		default:
-			sh.CPU = to.cpu - from.cpu
-			sh.PerOpUS = u.perOpUS(sh.CPU)
+			sh.CPU, sh.JIT = to.cpu-from.cpu, to.jit-from.jit
+			sh.PerOpUS, sh.JITPerOpUS = u.perOpUS(sh.CPU), u.perOpUS(sh.JIT)
 		}
 		return sh
 	}
@@ -232,6 +240,9 @@ func cpuRows(row func(metric string, v float64, unit string) Row, per, phase str
 				name += " " + sh.Addr
 			}
 			rows = append(rows, row("CPU per "+per+": "+name, sh.PerOpUS, "µs").absent(sh.Missing))
+			if sh.JIT > 0 {
+				rows = append(rows, row("CPU per "+per+": "+name+", of it the JIT compiler", sh.JITPerOpUS, "µs"))
+			}
 		}
 	}
 	util := row("machine CPU utilisation, "+phase, u.Utilisation, "%")
