@@ -68,7 +68,7 @@ type Store struct {
 	unblockBefore *redis.Script
 	restoreBlock  *redis.Script
 	best          bestQueues // the show's best-available choices under way
-	locks         *gather.Batcher[*lockCall]
+	scripts       *gather.Batcher[*scriptCall] // lock and sell runs, pipelined (lockbatch.go)
 }
 
 // New returns a Store on client (see Dial). Scripts run with EVALSHA and fall
@@ -84,7 +84,7 @@ func New(client redis.UniversalClient) *Store {
 		unblockBefore: redis.NewScript(unblockBeforeLua),
 		restoreBlock:  redis.NewScript(restoreBlockLua),
 	}
-	s.locks = gather.New(lockRunners, lockMaxBatch, s.runLocks)
+	s.scripts = gather.New(scriptRunners, scriptMaxBatch, s.runScripts)
 	return s
 }
 
@@ -131,9 +131,7 @@ func (s *Store) lockSeats(ctx context.Context, showID, userID int64, orderNo str
 	if ctx.Err() != nil { // checked here: a batch runs on when one of its callers hangs up
 		return interrupted(ctx, fmt.Sprintf("lock seats of show %d for order %s", showID, orderNo))
 	}
-	c := &lockCall{keys: []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBestBounds(showID)}, args: args}
-	s.locks.Do(ctx, c)
-	res, err := c.res, c.err
+	res, err := s.runScript(ctx, s.lock, []string{KeySeats(showID), KeyLimit(showID), KeyBlocked(showID), KeyBestBounds(showID)}, args...).StringSlice()
 	if err != nil {
 		return wrap(fmt.Sprintf("lock seats of show %d for order %s", showID, orderNo), err)
 	}
@@ -196,7 +194,7 @@ func (s *Store) MarkSold(ctx context.Context, showID, userID int64, orderNo stri
 	for _, id := range seatIDs {
 		args = append(args, id)
 	}
-	if err := s.sell.Run(ctx, s.rdb, changeKeys(showID), args...).Err(); err != nil {
+	if err := s.runScript(ctx, s.sell, changeKeys(showID), args...).Err(); err != nil {
 		return wrap(fmt.Sprintf("mark seats of show %d sold to order %s", showID, orderNo), err)
 	}
 	return nil
