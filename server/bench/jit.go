@@ -12,10 +12,10 @@ import (
 // A JVM's just-in-time compiler threads (HotSpot names them "C1
 // CompilerThreadN" and "C2 CompilerThreadN"; the kernel keeps 15
 // characters of a name) run while its code is still warming up: a broker
-// started a minute before spent most of its CPU per order compiling
-// (bench place right after services up: 396 µs an order, ~40 % of it its
-// C2 thread; 71 µs three runs later). The ledger reports that share apart,
-// so a figure at steady state is read without it.
+// started a minute before cost 396 µs an order placed, its C2 compiler
+// thread busy at 40–87 % of a core, and 71 µs three runs later. The
+// ledger reports that share apart, so a figure at steady state is read
+// without it.
 
 // jitThread tells whether a thread's name (the comm in its stat) is one of
 // HotSpot's compiler threads.
