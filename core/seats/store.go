@@ -67,7 +67,7 @@ type Store struct {
 	block         *redis.Script
 	unblockBefore *redis.Script
 	restoreBlock  *redis.Script
-	best          bestQueues // the show's best-available choices under way
+	best          bestQueues                   // the show's best-available choices under way
 	scripts       *gather.Batcher[*scriptCall] // lock and sell runs, pipelined (lockbatch.go)
 }
 
