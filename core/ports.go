@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -199,6 +201,22 @@ func PerTimeout(h func(ctx context.Context, msg TimeoutMsg) error) TimeoutHandle
 		}
 		return errs
 	}
+}
+
+// Call runs h as a queue's consumer must: a panic, or a result that does
+// not answer each timeout, becomes an error for every timeout, so the
+// message is retried with backoff (and dead-lettered in the end) instead of
+// crashing every instance that receives it or stalling its queue.
+func (h TimeoutHandler) Call(ctx context.Context, msgs []TimeoutMsg) (errs []error) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs = FailAll(len(msgs), fmt.Errorf("timeout handler panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	if errs = h(ctx, msgs); len(errs) != len(msgs) {
+		return FailAll(len(msgs), fmt.Errorf("timeout handler returned %d results for %d timeouts", len(errs), len(msgs)))
+	}
+	return errs
 }
 
 // FailAll is err for each of n timeouts: a handler call that failed as a

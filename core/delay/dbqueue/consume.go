@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -253,7 +252,7 @@ func (c *consumer) deliver(batch []task) {
 		return
 	}
 	ctx, cancel := context.WithDeadline(c.base, leaseEnd)
-	errs := c.call(ctx, msgs)
+	errs := c.h.Call(ctx, msgs)
 	cancel()
 	for i, t := range live {
 		c.settle(t, msgs[i], errs[i])
@@ -306,21 +305,6 @@ func (c *consumer) bury(row taskRow, handlerErr error) {
 	if c.q.opts.OnDeadLetter != nil {
 		c.q.opts.OnDeadLetter(d)
 	}
-}
-
-// call runs the handler; a panic becomes an error for every task, so that
-// one bad message is retried with backoff instead of crashing every
-// instance that claims it.
-func (c *consumer) call(ctx context.Context, msgs []core.TimeoutMsg) (errs []error) {
-	defer func() {
-		if r := recover(); r != nil {
-			errs = core.FailAll(len(msgs), fmt.Errorf("handler panic: %v\n%s", r, debug.Stack()))
-		}
-	}()
-	if errs = c.h(ctx, msgs); len(errs) != len(msgs) {
-		return core.FailAll(len(msgs), fmt.Errorf("handler returned %d results for %d tasks", len(errs), len(msgs)))
-	}
-	return errs
 }
 
 // ack deletes handled rows, taking whatever has piled up during the last

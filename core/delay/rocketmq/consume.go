@@ -164,7 +164,7 @@ func (q *Queue) handle(base context.Context, h core.TimeoutHandler, m *primitive
 		ctx = core.WithTraceID(ctx, msgs[0].TraceID)
 	}
 	start := time.Now()
-	errs := callHandler(ctx, h, msgs)
+	errs := h.Call(ctx, msgs)
 	var failed []core.TimeoutMsg
 	var failErrs []error
 	for i, err := range errs {
@@ -209,19 +209,4 @@ func (q *Queue) splitOff(ctx context.Context, failed []core.TimeoutMsg, errs []e
 		}
 	}
 	return true
-}
-
-// callHandler turns a panic into an error for every timeout: a panic
-// escaping the callback leaves the message neither acked nor sent back,
-// stalling its queue.
-func callHandler(ctx context.Context, h core.TimeoutHandler, msgs []core.TimeoutMsg) (errs []error) {
-	defer func() {
-		if r := recover(); r != nil {
-			errs = core.FailAll(len(msgs), fmt.Errorf("timeout handler panic: %v", r))
-		}
-	}()
-	if errs = h(ctx, msgs); len(errs) != len(msgs) {
-		return core.FailAll(len(msgs), fmt.Errorf("timeout handler returned %d results for %d timeouts", len(errs), len(msgs)))
-	}
-	return errs
 }
